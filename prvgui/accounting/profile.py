@@ -1,0 +1,156 @@
+"""Certified privacy profile of one order of the neighbouring pair.
+
+From a composed discrete PRV (estimate delta~) the true curve of the finite
+part satisfies, for every eps (PRV paper, Lemma 5.2 with Thm 5.5's coupling):
+
+    delta~(eps + t) - E  <=  delta_fin(eps)  <=  delta~(eps - t) + E
+
+where t is the coupling distance (the sum of discretisation errors exceeds t
+with probability at most the Hoeffding term), and E adds up every probability
+that the coupling fails (Hoeffding, truncation of the rows' tails) and the
+composition's own errors (window and float round-off; see compose.py). A mass p
+at +infinity composes exactly: delta(eps) = p + (1 - p) delta_fin(eps).
+
+delta~(eps) = sum_{y_i > eps} r_i (1 - e^{eps - y_i}) is evaluated exactly for
+any real eps from two suffix sums, S_i = sum_{j>=i} r_j and
+T_i = sum_{j>=i} r_j e^{-(y_j - y_i)} (computed blockwise so nothing overflows):
+delta~(eps) = S_i - e^{eps - y_i} T_i with i the first grid point above eps.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .compose import Composed
+
+
+def _suffix_sums(r: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+    s = np.cumsum(r[::-1])[::-1]
+    n = r.size
+    t = np.empty(n)
+    block = max(1, min(n, int(500.0 / h)))
+    carry = 0.0  # T at the first index after the current block
+    for b in range(((n - 1) // block) * block, -1, -block):
+        e = min(n, b + block)
+        w = np.exp(-h * np.arange(e - b))
+        local = np.cumsum((r[b:e] * w)[::-1])[::-1] / w
+        tail = np.exp(-h * (e - b - np.arange(e - b))) * carry
+        t[b:e] = local + tail
+        carry = t[b]
+    return s, t
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """lower <= estimate <= upper."""
+
+    lower: float
+    estimate: float
+    upper: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {"lower": self.lower, "estimate": self.estimate, "upper": self.upper}
+
+
+class CertifiedProfile:
+    """delta(eps) bounds for one order of the pair."""
+
+    def __init__(self, composed: Composed, t: float, coupling_err: float) -> None:
+        self.c = composed
+        self.t = t
+        self.err_abs = composed.err_abs + coupling_err
+        self.err_rel = composed.err_rel
+        self.p_inf = composed.inf_mass
+        self.y = composed.values
+        self._s, self._t = _suffix_sums(composed.pmf, composed.h)
+
+    # ---------------------------------------------------------- estimates
+    def _first_above(self, eps: np.ndarray) -> np.ndarray:
+        """Index of the first grid value > eps (the grid is uniform)."""
+        y, n = self.y, self.y.size
+        with np.errstate(invalid="ignore"):
+            f = np.floor((eps - y[0]) / self.c.h)
+        idx = np.clip(np.nan_to_num(f, nan=0.0, posinf=n, neginf=-1), -1, n) + 1
+        idx = idx.astype(np.int64)
+        idx = np.clip(idx, 0, n)
+        # repair rounding at cell boundaries
+        lower = np.clip(idx - 1, 0, n - 1)
+        idx = np.where((idx > 0) & (y[lower] > eps), idx - 1, idx)
+        upper = np.clip(idx, 0, n - 1)
+        idx = np.where((idx < n) & (y[upper] <= eps), idx + 1, idx)
+        return idx
+
+    def _tilde(self, eps: np.ndarray) -> np.ndarray:
+        eps = np.asarray(eps, dtype=float)
+        idx = self._first_above(eps)
+        out = np.zeros(eps.shape)
+        ok = idx < self.y.size
+        i = idx[ok]
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = self._s[i] - np.exp(eps[ok] - self.y[i]) * self._t[i]
+        out[ok] = np.clip(v, 0.0, 1.0)
+        return out
+
+    def _at_grid(self, i: int) -> float:
+        """delta~(y_i)."""
+        if i + 1 >= self.y.size:
+            return 0.0
+        return float(self._s[i + 1] - math.exp(-self.c.h) * self._t[i + 1])
+
+    def _tilde_inverse(self, d: float) -> float:
+        """Smallest eps with delta~(eps) <= d (finite part)."""
+        if d < 0 or not math.isfinite(d):
+            return math.inf
+        n = self.y.size
+        # first grid index i with delta~(y_i) <= d (delta~ decreases along the grid)
+        lo, hi = 0, n - 1
+        if self._at_grid(0) <= d:
+            i = 0
+        else:
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if self._at_grid(mid) <= d:
+                    hi = mid
+                else:
+                    lo = mid
+            i = hi
+        # on (y_{i-1}, y_i]: delta~(eps) = S_i - e^{eps - y_i} T_i
+        s, t = self._s[i], self._t[i]
+        if s <= d:
+            return -math.inf if i == 0 else float(self.y[i - 1])
+        if t <= 0:
+            return float(self.y[i])
+        eps = float(self.y[i]) + math.log((s - d) / t)
+        lo_v = -math.inf if i == 0 else float(self.y[i - 1])
+        return min(max(eps, lo_v), float(self.y[i]))
+
+    def _total(self, fin: np.ndarray) -> np.ndarray:
+        return self.p_inf + (1.0 - self.p_inf) * fin
+
+    # ---------------------------------------------------------- certified
+    def delta(self, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(lower, estimate, upper) of delta at each eps."""
+        eps = np.asarray(eps, dtype=float)
+        if self.p_inf >= 1:
+            one = np.ones(eps.shape)
+            return one, one, one
+        est = self._tilde(eps)
+        low = np.maximum(self._tilde(eps + self.t) * (1 - self.err_rel) - self.err_abs, 0.0)
+        up = np.minimum(self._tilde(eps - self.t) * (1 + self.err_rel) + self.err_abs, 1.0)
+        low = np.minimum(low, est)
+        up = np.maximum(up, est)
+        return self._total(low), self._total(est), self._total(up)
+
+    def epsilon(self, delta: float) -> Bounds:
+        """Bounds on the smallest eps >= 0 with delta(eps) <= delta."""
+        p = self.p_inf
+        if delta < p or p >= 1:
+            return Bounds(math.inf, math.inf, math.inf)
+        d = (delta - p) / (1.0 - p)
+        est = self._tilde_inverse(d)
+        up = self._tilde_inverse((d - self.err_abs) / (1 + self.err_rel)) + self.t
+        low = self._tilde_inverse((d + self.err_abs) / (1 - self.err_rel)) - self.t
+        est = max(est, 0.0)
+        return Bounds(min(max(low, 0.0), est), est, max(up, est))
