@@ -1,7 +1,7 @@
 """The PRV accountant: certified epsilon(delta) and delta(epsilon) for any composition.
 
 Method (Gopi, Lee, Wutschitz 2021, Thm 5.5, made explicit): for a total count
-K = sum_i k_i and coupling distance t = 0.98 * eps_error we take the mesh
+K = sum_i k_i and coupling distance t = 0.96 * eps_error we take the mesh
 
     h = t * sqrt(2 / (K log(1/E_h)))
 
@@ -18,7 +18,8 @@ actual discretised rows, and the reported ``error_budget`` lists them.
 Both orders of an add/remove pair are composed when a row is asymmetric
 (Poisson subsampling); delta is the maximum over the two (ACCOUNTING.md).
 
-The remaining 2% of eps_error is the slack for the additive error E; its size
+Up to 2% of eps_error goes to reading the result on a coarser mesh
+(compose.py, aggregation); the remaining 2% is the slack for the additive error E; its size
 E = delta * 1e-6 keeps the epsilon bracket within 2 * eps_error except on
 extremely flat curves, which the accountant detects and then recomputes with
 a smaller E. Where float64 cannot reach the required E (delta below ~1e-11 on
@@ -38,8 +39,9 @@ from .mechanisms import Row
 from .profile import Bounds, CertifiedProfile
 
 NEIGHBOURING = ("add_remove",)
-#: fraction of eps_error spent on the coupling distance t
-T_FRACTION = 0.98
+#: fractions of eps_error spent on the coupling distance t and on aggregation
+T_FRACTION = 0.96
+AGG_FRACTION = 0.02
 DEFAULT_EPS_ERROR = 0.01
 
 
@@ -132,7 +134,8 @@ class Accountant:
                 raise Cancelled("computation cancelled")
             tau = e_tr * prv.finite_mass / (2.0 * k_total)
             discs.append((discretize(prv, h, tau), k))
-        composed = compose(discs, e_w, cancel=self.cancel, progress=progress, n_max=self.n_max)
+        composed = compose(discs, e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
+                           agg_max=AGG_FRACTION * self.eps_error)
         bias = sum(k * d.bias for d, k in discs)
         slack = t - bias
         hoeff = math.exp(-2.0 * slack * slack / (k_total * h * h)) if slack > 0 else 1.0
@@ -142,6 +145,7 @@ class Accountant:
         budget = {"order": order, "t": t, "h": h, "K": k_total, "n_fft": composed.parts.get("n", 1),
                   "hoeffding": hoeff, "truncation": trunc, "window": composed.parts.get("window", 0.0),
                   "fp_abs": composed.parts.get("fp_abs", 0.0), "fp_rel": composed.err_rel,
+                  "alias": composed.parts.get("alias", 0.0), "decimation": composed.parts.get("decimation", 1),
                   "bias": bias, "total_abs": prof.err_abs}
         return _Side(prof, budget)
 

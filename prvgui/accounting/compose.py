@@ -11,6 +11,12 @@ Errors, each an additive bound on delta(eps) of the finite part:
   moves into it. Bounded by Chernoff's inequality with the exact cumulant
   generating function of each discrete row (evaluated on blocks, rounding each
   block's values outward, so the bound stays an upper bound).
+* ``aggregation``: when the composed spectrum is band-limited, the window is
+  read on a coarser mesh d h (d a power of two) by an aliasing-free
+  decimation of the spectrum: block sums of d cells, placed at block centres.
+  The block's values lie within (d - 1) h / 2 of its centre, which widens the
+  coupling distance by that much (``agg``); the aliased frequencies' total
+  magnitude bounds the extra error on delta.
 * ``fp``: float64 round-off of the FFTs and powers, bounded from the observed
   noise floor (the most negative output entry, or 4 ulp of the peak if larger)
   times the window length, plus a relative term 8 ulp * K * (log2 N + 4) for
@@ -72,6 +78,8 @@ class Composed:
     err_abs: float
     #: relative error bound on delta of the finite part from float round-off
     err_rel: float
+    #: half-width of the aggregation blocks (values lie within agg of the grid value)
+    agg: float
     parts: dict
 
     @property
@@ -107,19 +115,31 @@ def _cgf_bounds(d: DiscretePRV, lams: np.ndarray, blocks: int = 4096) -> np.ndar
     return out
 
 
-def choose_window(rows: list[tuple[DiscretePRV, int]], mass: float) -> tuple[float, float, float]:
-    """An interval [lo, hi] with P(S~ outside) <= returned bound (<= ``mass``)."""
-    lo_all = sum(k * (d.start * d.h + d.shift) for d, k in rows)
-    hi_all = sum(k * ((d.start + d.pmf.size - 1) * d.h + d.shift) for d, k in rows)
-    var = sum(k * d.variance() for d, k in rows)
-    h = rows[0][0].h
-    sd = math.sqrt(var) + h
-    lams = np.geomspace(1e-3, 1e4, 141) / sd
-    cgf_pos = sum(k * _cgf_bounds(d, lams) for d, k in rows)
-    cgf_neg = sum(k * _cgf_bounds(d, -lams) for d, k in rows)
+LAMBDAS = np.geomspace(1e-4, 1e5, 181)
+
+
+@dataclass(frozen=True)
+class PreparedRow:
+    """A discrete row with its cumulant bounds (for windows) cached."""
+
+    d: DiscretePRV
+    cgf_pos: np.ndarray
+    cgf_neg: np.ndarray
+
+    @classmethod
+    def of(cls, d: DiscretePRV) -> "PreparedRow":
+        return cls(d, _cgf_bounds(d, LAMBDAS), _cgf_bounds(d, -LAMBDAS))
+
+
+def choose_window(rows: list[tuple[PreparedRow, int]], mass: float) -> tuple[float, float, float]:
+    """An interval [lo, hi] and a bound (<= ``mass``) on P(S~ outside it)."""
+    lo_all = sum(k * (r.d.start * r.d.h + r.d.shift) for r, k in rows)
+    hi_all = sum(k * ((r.d.start + r.d.pmf.size - 1) * r.d.h + r.d.shift) for r, k in rows)
+    cgf_pos = sum(k * r.cgf_pos for r, k in rows)
+    cgf_neg = sum(k * r.cgf_neg for r, k in rows)
     log_t = math.log(2.0 / mass)
-    hi = float(np.min((cgf_pos + log_t) / lams))
-    lo = float(np.max(-(cgf_neg + log_t) / lams))
+    hi = float(np.min((cgf_pos + log_t) / LAMBDAS))
+    lo = float(np.max(-(cgf_neg + log_t) / LAMBDAS))
     out = 0.0
     if hi >= hi_all:
         hi = hi_all
@@ -139,61 +159,117 @@ def _fold(x: np.ndarray, n: int) -> np.ndarray:
     return np.concatenate([x, np.zeros(pad)]).reshape(-1, n).sum(axis=0)
 
 
+def row_spectrum(d: DiscretePRV, n: int) -> tuple[np.ndarray, int]:
+    """rfft of the row on length n, centred on its mean; returns (X, grid index of position 0)."""
+    centre = int(round(float(np.dot(d.pmf, np.arange(d.pmf.size)))))
+    x = np.zeros(n)
+    folded = _fold(d.pmf, n)
+    x[:folded.size] = folded
+    x = np.roll(x, -centre)
+    return np.fft.rfft(x), d.start + centre
+
+
+def power(spec: np.ndarray, k: int) -> np.ndarray:
+    """spec**k via log-polar form; coefficients below e^-700 in modulus become 0."""
+    logabs = np.log(np.abs(spec))
+    logabs *= k
+    keep = logabs > -700.0
+    out = np.zeros_like(spec)
+    out[keep] = np.exp(logabs[keep] + 1j * (k * np.angle(spec[keep])))
+    return out
+
+
+def _decimation(spectrum: np.ndarray, n: int, d_max: int, budget: float) -> tuple[int, float]:
+    """Largest power of two d <= d_max (d | n) whose aliased tail is within budget."""
+    mags = np.abs(spectrum)
+    tail = np.cumsum(mags[::-1])[::-1]  # tail[m] = sum_{k >= m} |R_k|
+    d, err = 1, 0.0
+    while 2 * d <= d_max and n % (2 * d) == 0:
+        cut = n // (4 * d)  # first frequency dropped at decimation 2d
+        e = 4.0 * float(tail[cut]) if cut < tail.size else 0.0
+        if e > budget:
+            break
+        d, err = 2 * d, e
+    return d, err
+
+
+def finish(spectrum: np.ndarray, n: int, n0: int, n_lo: int, h: float, offset: float,
+           inf_mass: float, total_k: int, window_err: float, agg_max: float) -> Composed:
+    """Inverse transform (decimated if allowed) and read the window."""
+    d_max = max(1, int(2 * agg_max / h) + 1)
+    d, alias_err = _decimation(spectrum, n, d_max, budget=window_err * 1e-3 + 1e-300)
+    # rotate so that position 0 is grid index n_lo, then decimate
+    shift = (n_lo - n0) % n
+    m = np.arange(n // (2 * d) + 1, dtype=np.int64)
+    phase = np.exp(2j * np.pi * ((m * shift) % n) / n)
+    if d > 1:
+        r = np.fft.irfft(spectrum[:m.size] * phase * _box_kernel(m, d, n), n // d)
+    else:
+        r = np.fft.irfft(spectrum * phase, n)
+    # r[J] is the mass of cells n_lo + J d ... n_lo + J d + d - 1
+    peak = float(r.max())
+    noise = max(float(-r.min()), 4 * _ULP * peak, 0.0)
+    total = float(r.sum())
+    np.maximum(r, 0.0, out=r)
+    fp_abs = 2 * noise * r.size
+    fp_rel = 8 * _ULP * total_k * (math.log2(n) + 4) + abs(total - 1.0)
+    agg = 0.5 * (d - 1) * h
+    parts = {"window": window_err, "alias": alias_err, "fp_abs": fp_abs, "n": n, "decimation": d}
+    return Composed(r, 0, h * d, n_lo * h + offset + agg, inf_mass,
+                    window_err + alias_err + fp_abs, fp_rel, agg, parts)
+
+
+def _box_kernel(m: np.ndarray, d: int, n: int) -> np.ndarray:
+    """(1/d) sum_{u<d} e^{2 pi i m u / n} = e^{i (d-1) th / 2} sin(d th / 2) / (d sin(th / 2))."""
+    th = 2 * np.pi * m / n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.sin(0.5 * d * th) / (d * np.sin(0.5 * th))
+    ratio[m == 0] = 1.0
+    return ratio * np.exp(0.5j * (d - 1) * th)
+
+
+def inf_mass_of(rows: list[tuple[DiscretePRV, int]]) -> float:
+    log_fin = 0.0
+    for d, k in rows:
+        if d.inf_mass >= 1:
+            return 1.0
+        log_fin += k * math.log1p(-d.inf_mass)
+    return -math.expm1(log_fin)
+
+
 def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
             cancel: Callable[[], bool] | None = None,
             progress: Callable[[float], None] | None = None,
-            n_max: int = N_MAX) -> Composed:
+            n_max: int = N_MAX, agg_max: float = 0.0) -> Composed:
     """Distribution of the sum of ``k`` copies of each discrete row, on a window."""
     rows = [(d, k) for d, k in rows if k > 0]
     if not rows:
         raise ValueError("compose needs at least one row with count > 0")
     h = rows[0][0].h
-    log_fin = sum(k * math.log1p(-d.inf_mass) if d.inf_mass < 1 else -math.inf for d, k in rows)
-    inf_mass = -math.expm1(log_fin) if log_fin > -math.inf else 1.0
+    inf_mass = inf_mass_of(rows)
     if inf_mass >= 1.0:
-        return Composed(np.zeros(1), 0, h, 0.0, 1.0, 0.0, 0.0, {"window": 0.0, "fp": 0.0})
+        return Composed(np.zeros(1), 0, h, 0.0, 1.0, 0.0, 0.0, 0.0, {"window": 0.0})
+    prepared = [(PreparedRow.of(d), k) for d, k in rows]
     offset = math.fsum(k * d.shift for d, k in rows)
-    lo, hi, win_err = choose_window(rows, window_mass)
+    lo, hi, win_err = choose_window(prepared, window_mass)
     n_lo = math.floor((lo - offset) / h) - 1
     n_hi = math.ceil((hi - offset) / h) + 1
     n = fast_len(n_hi - n_lo + 1)
     if n > n_max:
         raise MemoryError(f"the composition needs an FFT of {n} points (limit {n_max})")
     check_cancel(cancel)
-    spectrum = None
-    n0 = 0
-    total_k = 0
+    spectrum, n0, total_k = None, 0, 0
     for i, (d, k) in enumerate(rows):
-        centre = int(round(float(np.dot(d.pmf, np.arange(d.pmf.size)))))
-        x = np.zeros(n)
-        folded = _fold(d.pmf, n)
-        x[:folded.size] = folded
-        x = np.roll(x, -centre)
-        n0 += k * (d.start + centre)
+        spec, base = row_spectrum(d, n)
+        n0 += k * base
         total_k += k
-        spec = np.fft.rfft(x)
-        del x
         check_cancel(cancel)
-        logabs = np.log(np.abs(spec))
-        logabs *= k
-        keep = logabs > -700.0
-        powered = np.zeros_like(spec)
-        powered[keep] = np.exp(logabs[keep] + 1j * (k * np.angle(spec[keep])))
-        del spec, logabs, keep
+        powered = power(spec, k)
+        del spec
         spectrum = powered if spectrum is None else spectrum * powered
-        del powered
         check_cancel(cancel)
         if progress is not None:
             progress((i + 1) / (len(rows) + 1))
-    r = np.fft.irfft(spectrum, n)
-    del spectrum
+    out = finish(spectrum, n, n0, n_lo, h, offset, inf_mass, total_k, win_err, agg_max)
     check_cancel(cancel)
-    r = np.roll(r, -((n_lo - n0) % n))
-    peak = float(r.max())
-    noise = max(float(-r.min()), 4 * _ULP * peak, 0.0)
-    total = float(r.sum())
-    np.maximum(r, 0.0, out=r)
-    fp_abs = 2 * noise * n
-    fp_rel = 8 * _ULP * total_k * (math.log2(n) + 4) + abs(total - 1.0)
-    parts = {"window": win_err, "fp_abs": fp_abs, "fp_rel": fp_rel, "n": n}
-    return Composed(r, n_lo, h, offset, inf_mass, win_err + fp_abs, fp_rel, parts)
+    return out

@@ -59,7 +59,7 @@ class CertifiedProfile:
 
     def __init__(self, composed: Composed, t: float, coupling_err: float) -> None:
         self.c = composed
-        self.t = t
+        self.t = t + composed.agg
         self.err_abs = composed.err_abs + coupling_err
         self.err_rel = composed.err_rel
         self.p_inf = composed.inf_mass
