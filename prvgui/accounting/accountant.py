@@ -1,7 +1,7 @@
 """The PRV accountant: certified epsilon(delta) and delta(epsilon) for any composition.
 
 Method (Gopi, Lee, Wutschitz 2021, Thm 5.5, made explicit): for a total count
-K = sum_i k_i and coupling distance t = 0.96 * eps_error we take the mesh
+K = sum_i k_i and coupling distance t = 0.92 * eps_error we take the mesh
 
     h = t * sqrt(2 / (K log(1/E_h)))
 
@@ -18,7 +18,7 @@ actual discretised rows, and the reported ``error_budget`` lists them.
 Both orders of an add/remove pair are composed when a row is asymmetric
 (Poisson subsampling); delta is the maximum over the two (ACCOUNTING.md).
 
-Up to 2% of eps_error goes to reading the result on a coarser mesh
+Up to 6% of eps_error goes to reading the result on a coarser mesh
 (compose.py, aggregation); the remaining 2% is the slack for the additive error E; its size
 E = delta * 1e-6 keeps the epsilon bracket within 2 * eps_error except on
 extremely flat curves, which the accountant detects and then recomputes with
@@ -40,8 +40,8 @@ from .profile import Bounds, CertifiedProfile
 
 NEIGHBOURING = ("add_remove",)
 #: fractions of eps_error spent on the coupling distance t and on aggregation
-T_FRACTION = 0.96
-AGG_FRACTION = 0.02
+T_FRACTION = 0.92
+AGG_FRACTION = 0.06
 DEFAULT_EPS_ERROR = 0.01
 
 

@@ -48,6 +48,12 @@ def check_cancel(cancel: Callable[[], bool] | None) -> None:
         raise Cancelled("computation cancelled")
 
 
+def fft_len(cells: int, h: float, agg_max: float) -> int:
+    """An FFT length >= cells that is fast and divisible by the largest usable decimation."""
+    d_cap = 1 << max(0, (max(1, int(2 * agg_max / h) + 1)).bit_length() - 1)
+    return fast_len(-(-cells // d_cap)) * d_cap
+
+
 def fast_len(n: int) -> int:
     """Smallest 2^a 3^b 5^c >= n (lengths pocketfft handles fastest)."""
     best = 1 << max(0, (n - 1).bit_length())
@@ -199,13 +205,15 @@ def finish(spectrum: np.ndarray, n: int, n0: int, n_lo: int, h: float, offset: f
     d_max = max(1, int(2 * agg_max / h) + 1)
     d, alias_err = _decimation(spectrum, n, d_max, budget=window_err * 1e-3 + 1e-300)
     # rotate so that position 0 is grid index n_lo, then decimate
+    nz = np.flatnonzero(spectrum)
+    spectrum = spectrum[:(int(nz[-1]) + 1 if nz.size else 1)]  # band limit
     shift = (n_lo - n0) % n
-    m = np.arange(n // (2 * d) + 1, dtype=np.int64)
+    m = np.arange(min(n // (2 * d) + 1, spectrum.size), dtype=np.int64)
     phase = np.exp(2j * np.pi * ((m * shift) % n) / n)
     if d > 1:
         r = np.fft.irfft(spectrum[:m.size] * phase * _box_kernel(m, d, n), n // d)
     else:
-        r = np.fft.irfft(spectrum * phase, n)
+        r = np.fft.irfft(spectrum[:m.size] * phase, n)
     # r[J] is the mass of cells n_lo + J d ... n_lo + J d + d - 1
     peak = float(r.max())
     noise = max(float(-r.min()), 4 * _ULP * peak, 0.0)
@@ -254,7 +262,7 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     lo, hi, win_err = choose_window(prepared, window_mass)
     n_lo = math.floor((lo - offset) / h) - 1
     n_hi = math.ceil((hi - offset) / h) + 1
-    n = fast_len(n_hi - n_lo + 1)
+    n = fft_len(n_hi - n_lo + 1, h, agg_max)
     if n > n_max:
         raise MemoryError(f"the composition needs an FFT of {n} points (limit {n_max})")
     check_cancel(cancel)

@@ -1,0 +1,216 @@
+"""Curves from the certified profiles: tradeoff function, composed PLD, epsilon vs count.
+
+Tradeoff (f-DP; Dong, Roth, Su 2019): for one order of the pair,
+T(alpha) = sup_{eps in R} max(0, 1 - delta(eps) - e^eps alpha). On a finite eps
+grid eps_0 < ... < eps_m:
+
+* lower: sup over the grid with delta replaced by its upper bound (a sup over
+  a subset of valid lower bounds is a lower bound);
+* upper: for eps in [eps_i, eps_{i+1}], 1 - delta(eps) - e^eps alpha <=
+  1 - delta_low(eps_{i+1}) - e^{eps_i} alpha; below eps_0 the term is at most
+  e^{eps_0} (as delta(eps) >= 1 - e^eps), above eps_m at most 1 - e^{eps_m} alpha.
+
+Under add/remove adjacency the curve shown is the pointwise minimum over the two
+orders (both pairs occur among neighbouring datasets).
+
+Epsilon versus the count of one row: the mesh is fixed for the largest count,
+each row is transformed once, the other rows' product is formed once, and each
+count costs one power of a band-limited spectrum and one (decimated) inverse
+transform. Every point carries its own error budget (Hoeffding with its own K,
+its own Chernoff window).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .compose import (Cancelled, PreparedRow, choose_window, fft_len, finish, inf_mass_of,
+                      row_spectrum)
+from .discretize import discretize
+from .mechanisms import Row
+from .profile import Bounds, CertifiedProfile
+
+
+def tradeoff_bounds(prof: CertifiedProfile, alpha: np.ndarray, n_eps: int = 4001):
+    """(lower, estimate, upper) of beta(alpha) for one order of the pair."""
+    alpha = np.asarray(alpha, dtype=float)
+    top = float(min(max(abs(prof.y[0]), abs(prof.y[-1])) + 2 * prof.t + 1.0, 60.0))
+    eps = np.linspace(-top, top, n_eps)
+    d_low, d_est, d_up = prof.delta(eps)
+    ex = np.exp(eps)
+    lower = np.max(1.0 - d_up[:, None] - ex[:, None] * alpha[None, :], axis=0)
+    est = np.max(1.0 - d_est[:, None] - ex[:, None] * alpha[None, :], axis=0)
+    up_in = np.max(1.0 - d_low[1:, None] - ex[:-1, None] * alpha[None, :], axis=0)
+    upper = np.maximum.reduce([up_in, np.full(alpha.shape, math.exp(eps[0])), 1.0 - ex[-1] * alpha])
+    cap = 1.0 - alpha
+    lower = np.clip(lower, 0.0, cap)
+    upper = np.clip(upper, 0.0, cap)
+    est = np.clip(est, lower, upper)
+    return lower, est, upper
+
+
+def pld_for_plot(prof: CertifiedProfile, max_points: int = 2000):
+    """(loss values, density, mass at +inf) of the composed PLD, trimmed and binned."""
+    r, y, h = prof.c.pmf, prof.y, prof.c.h
+    cdf = np.cumsum(r)
+    total = cdf[-1] if cdf.size else 0.0
+    if total <= 0:
+        return np.zeros(0), np.zeros(0), prof.p_inf
+    i0 = int(np.searchsorted(cdf, 1e-9 * total))
+    i1 = int(np.searchsorted(cdf, (1 - 1e-9) * total)) + 1
+    r, y = r[i0:i1], y[i0:i1]
+    b = max(1, -(-r.size // max_points))
+    pad = (-r.size) % b
+    mass = np.concatenate([r, np.zeros(pad)]).reshape(-1, b).sum(axis=1)
+    centres = y[0] + (np.arange(mass.size) * b + 0.5 * (b - 1)) * h
+    dens = mass / (b * h) * (1.0 - prof.p_inf)
+    return centres, dens, prof.p_inf
+
+
+def check_counts(counts: Sequence[int], limit: int = 200) -> np.ndarray:
+    arr = np.asarray(counts)
+    if arr.ndim != 1 or arr.size == 0 or arr.size > limit:
+        raise ValueError(f"counts must be a list of 1 to {limit} integers, got {arr.size} values")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError("counts must be integers")
+        arr = arr.astype(np.int64)
+    if np.any(arr < 0):
+        raise ValueError(f"counts must be >= 0, got {int(arr.min())}")
+    return np.unique(arr)
+
+
+def epsilon_vs_count(acc, row_index: int, counts: Sequence[int], delta: float,
+                     progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, list[Bounds]]:
+    """Certified epsilon(delta) for each count of row ``row_index``, others fixed."""
+    from .accountant import AGG_FRACTION, T_FRACTION, check_delta
+
+    delta = check_delta(delta)
+    if not 0 <= row_index < len(acc.rows):
+        raise ValueError(f"row index must be in [0, {len(acc.rows) - 1}], got {row_index}")
+    cs = check_counts(counts)
+    level = acc._level(delta)
+    per_order = []
+    for oi, order in enumerate(acc.orders):
+        res = _order_curve(acc, order, row_index, cs, delta, level, T_FRACTION * acc.eps_error,
+                           AGG_FRACTION * acc.eps_error,
+                           None if progress is None else
+                           (lambda f, oi=oi: progress((oi + f) / len(acc.orders))))
+        per_order.append(res)
+    out = [Bounds(max(p[i].lower for p in per_order), max(p[i].estimate for p in per_order),
+                  max(p[i].upper for p in per_order)) for i in range(cs.size)]
+    return cs, out
+
+
+def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[Bounds]:
+    rows: list[Row] = acc.rows
+    blatant_other = any(r.count > 0 and r.mechanism.is_blatant() for i, r in enumerate(rows) if i != j)
+    inf = Bounds(math.inf, math.inf, math.inf)
+    if blatant_other:
+        return [inf] * cs.size
+    mech_j = rows[j].mechanism
+    others = [(r.mechanism.prv(order), r.count) for i, r in enumerate(rows)
+              if i != j and r.count > 0 and not r.mechanism.is_trivial()]
+    j_trivial = mech_j.is_trivial()
+    if mech_j.is_blatant():
+        base = _order_curve_plain(acc, order, j, delta, level) if others else \
+            Bounds(0.0, 0.0, 0.0)
+        return [inf if c > 0 else base for c in cs]
+    c_max = 0 if j_trivial else int(cs.max())
+    k_max = sum(k for _, k in others) + c_max
+    if k_max == 0:
+        return [Bounds(0.0, 0.0, 0.0)] * cs.size
+    e4 = level / 4
+    h = t * math.sqrt(2.0 / (k_max * math.log(1.0 / e4)))
+    disc_o = [(discretize(p, h, e4 * p.finite_mass / (2.0 * k_max)), k) for p, k in others]
+    prep_o = [(PreparedRow.of(d), k) for d, k in disc_o]
+    dj = None
+    if not j_trivial:
+        pj = mech_j.prv(order)
+        dj = discretize(pj, h, e4 * pj.finite_mass / (2.0 * k_max))
+        prep_j = PreparedRow.of(dj)
+    windows = []
+    for c in cs:
+        rows_c = list(prep_o) + ([(prep_j, int(c))] if dj is not None and c > 0 else [])
+        windows.append(choose_window(rows_c, e4) if rows_c else (0.0, 0.0, 0.0))
+    width = max(hi - lo for lo, hi, _ in windows)
+    n = fft_len(int(math.ceil(width / h)) + 4, h, agg_max)
+    if n > acc.n_max:
+        raise MemoryError(f"the steps curve needs an FFT of {n} points (limit {acc.n_max})")
+    base_spec, n0_o, k_o = None, 0, 0
+    for d, k in disc_o:
+        spec, b = row_spectrum(d, n)
+        n0_o += k * b
+        k_o += k
+        p = _power_cached(_polar(spec), k)
+        base_spec = p if base_spec is None else base_spec * p
+        _check(acc)
+    polar_j, cstar = None, None
+    if dj is not None:
+        spec_j, base_j = row_spectrum(dj, n)
+        polar_j = _polar(spec_j)
+        del spec_j
+        # band of count c: frequencies m with c log|X_j| + log|B| > -700 lie below
+        # the first m where the suffix maximum of c*(m) = (-700 - log|B|) / log|X_j| is <= c
+        log_b = np.zeros(polar_j[0].size) if base_spec is None else \
+            np.log(np.maximum(np.abs(base_spec), 1e-320))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cs_m = np.where(polar_j[0] < 0, (-700.0 - log_b) / polar_j[0], np.inf)
+        cs_m[log_b <= -700.0] = -np.inf
+        cstar = np.maximum.accumulate(cs_m[::-1])[::-1]
+    out: list[Bounds] = []
+    for idx, c in enumerate(cs):
+        _check(acc)
+        c = int(c) if dj is not None else 0
+        parts = disc_o + ([(dj, c)] if c > 0 else [])
+        if not parts:
+            out.append(Bounds(0.0, 0.0, 0.0))
+            continue
+        spec = base_spec
+        if c > 0:
+            band = max(1, int(np.searchsorted(-cstar, -c, side="left")))
+            pj_c = _power_cached((polar_j[0][:band], polar_j[1][:band]), c)
+            spec = pj_c if spec is None else spec[:band] * pj_c
+        n0 = n0_o + (c * base_j if c > 0 else 0)
+        k_c = k_o + c
+        offset = math.fsum(k * d.shift for d, k in parts)
+        lo, hi, werr = windows[idx]
+        n_lo = math.floor((lo - offset) / h) - 1
+        comp = finish(spec, n, n0, n_lo, h, offset, inf_mass_of(parts), k_c, werr, agg_max)
+        bias = sum(k * d.bias for d, k in parts)
+        slack = t - bias
+        hoeff = math.exp(-2.0 * slack * slack / (k_c * h * h)) if slack > 0 else 1.0
+        trunc = sum(k * d.tail_prob for d, k in parts)
+        out.append(CertifiedProfile(comp, t, hoeff + trunc).epsilon(delta))
+        if progress is not None:
+            progress((idx + 1) / cs.size)
+    return out
+
+
+def _order_curve_plain(acc, order, j, delta, level) -> Bounds:
+    """Epsilon of the composition without row j (all other rows are not blatant)."""
+    from .accountant import Accountant
+    sub = Accountant([r for i, r in enumerate(acc.rows) if i != j],
+                     acc.eps_error, cancel=acc.cancel, n_max=acc.n_max)
+    side = sub._side(order, level)
+    return side.profile.epsilon(delta) if side.profile is not None else Bounds(0.0, 0.0, 0.0)
+
+
+def _polar(spec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.log(np.abs(spec)), np.angle(spec)
+
+
+def _power_cached(polar: tuple[np.ndarray, np.ndarray], k: int) -> np.ndarray:
+    logabs, ang = polar
+    scaled = logabs * k
+    keep = np.flatnonzero(scaled > -700.0)
+    out = np.zeros(logabs.size, dtype=complex)
+    out[keep] = np.exp(scaled[keep] + 1j * (k * ang[keep]))
+    return out
+
+
+def _check(acc) -> None:
+    if acc.cancel is not None and acc.cancel():
+        raise Cancelled("computation cancelled")
