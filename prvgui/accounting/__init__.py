@@ -1,0 +1,14 @@
+"""Certified differential-privacy accounting (numpy and scipy only; no Qt, no files).
+
+The public surface: mechanisms and rows (:mod:`.mechanisms`), the certified PRV
+:class:`Accountant`, and :func:`compute` for everything a view needs at once.
+"""
+from .accountant import Accountant
+from .mechanisms import (MECHANISM_KINDS, ApproxDP, Gaussian, Laplace, Mechanism, PureDP,
+                         RandomizedResponse, Row, SubsampledGaussian, SubsampledLaplace,
+                         mechanism_from_params)
+from .profile import Bounds
+
+__all__ = ["Accountant", "Bounds", "Row", "Mechanism", "MECHANISM_KINDS", "mechanism_from_params",
+           "Gaussian", "Laplace", "RandomizedResponse", "PureDP", "ApproxDP",
+           "SubsampledGaussian", "SubsampledLaplace"]

@@ -14,7 +14,7 @@ symmetric mechanisms return the same one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import ClassVar
 
 from . import prv as _prv
@@ -268,8 +268,8 @@ class SubsampledLaplace(Mechanism):
 
     def eps_delta(self) -> tuple[float, float]:
         # amplification by subsampling of a pure eps0-DP mechanism
-        if math.isinf(self.eps0):
-            return (math.inf, 0.0) if self.sampling_rate == 1 else (math.inf, 0.0)
+        if math.isinf(self.eps0):  # no noise: the sampled record is revealed
+            return (0.0, self.sampling_rate)
         return (math.log1p(self.sampling_rate * math.expm1(self.eps0)), 0.0)
 
     def prv(self, order: str = "remove") -> _prv.PRV:
@@ -320,8 +320,7 @@ def mechanism_from_params(kind: str, params: dict[str, object]) -> Mechanism:
     if unknown:
         raise ValueError(f"unknown parameter {unknown[0]!r} for kind {kind!r} "
                          f"(expected {', '.join(names)})")
-    required = [f.name for f in fields(cls) if f.default is f.default_factory or
-                f.default.__class__.__name__ == "_MISSING_TYPE"]
+    required = [f.name for f in fields(cls) if f.default is MISSING]
     missing = [n for n in required if n not in params]
     if missing:
         raise ValueError(f"missing parameter {missing[0]!r} for kind {kind!r}")

@@ -1,0 +1,162 @@
+"""``compute(request, progress=..., cancel=...)``: one call that produces everything the
+GUI shows for a composition, as plain data. No Qt, no files.
+
+``cancel`` is a callable returning True (or an object with ``is_set()``, such as a
+``threading.Event``); it is checked between stages and inside the composition
+loops, so a cancel is honoured as soon as the current numpy call returns (well
+under 0.2 s for FFTs up to a few million points). ``progress(fraction, text)``
+is called between stages.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import comparisons as cmp
+from .accountant import Accountant, check_delta, check_eps_error, check_epsilon
+from .compose import Cancelled
+from .curves import epsilon_vs_count, pld_for_plot, tradeoff_bounds
+from .mechanisms import Row
+from .profile import Bounds
+
+__all__ = ["Request", "Result", "Curve", "compute", "Cancelled"]
+
+
+@dataclass(frozen=True)
+class Request:
+    rows: tuple[Row, ...]
+    delta: float = 1e-5
+    #: epsilon at which delta is reported (None: skip)
+    epsilon: float | None = 1.0
+    eps_error: float = 0.01
+    neighbouring: str = "add_remove"
+    profile_points: int = 120
+    tradeoff_points: int = 201
+    #: index of the row whose count is swept for the epsilon-vs-count curve (None: skip)
+    steps_row: int | None = None
+    steps_points: int = 40
+    want_pld: bool = True
+    #: an id the caller may use to match results to requests
+    request_id: int = 0
+
+
+@dataclass(frozen=True)
+class Curve:
+    """x plus named y columns (e.g. lower / estimate / upper / rdp / gdp)."""
+
+    x_name: str
+    x: np.ndarray
+    columns: dict[str, np.ndarray | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Result:
+    request: Request
+    epsilon: Bounds
+    delta: Bounds | None
+    comparisons: dict
+    comparisons_delta: dict
+    profile: Curve | None
+    tradeoff: Curve | None
+    steps: Curve | None
+    pld: Curve | None
+    pld_inf_mass: float
+    budget: list[dict]
+    elapsed: float
+
+
+def _cancel_fn(cancel) -> Callable[[], bool] | None:
+    if cancel is None:
+        return None
+    if hasattr(cancel, "is_set"):
+        return cancel.is_set
+    return cancel
+
+
+def steps_counts(total: int, points: int) -> np.ndarray:
+    """Up to ``points`` counts from 1 to ``total``: log-spaced at first, then linear."""
+    points = max(2, min(int(points), 200))
+    if total <= points:
+        return np.arange(1, total + 1)
+    lin = np.linspace(1, total, points // 2)
+    geo = np.geomspace(1, total, points - points // 2)
+    return np.unique(np.round(np.concatenate([lin, geo])).astype(np.int64))
+
+
+def compute(request: Request, progress: Callable[[float, str], None] | None = None,
+            cancel=None) -> Result:
+    """Run every query of ``request``; raises ValueError for bad input, Cancelled on cancel."""
+    t0 = time.perf_counter()
+    check_delta(request.delta)
+    check_eps_error(request.eps_error)
+    if request.epsilon is not None:
+        check_epsilon(request.epsilon)
+    cancel_fn = _cancel_fn(cancel)
+    rows = list(request.rows)
+
+    def step(frac: float, text: str) -> None:
+        if cancel_fn is not None and cancel_fn():
+            raise Cancelled("computation cancelled")
+        if progress is not None:
+            progress(frac, text)
+
+    acc = Accountant(rows, request.eps_error, request.neighbouring, cancel=cancel_fn)
+    step(0.02, "composing")
+    eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.4 * f, "composing"))
+    step(0.45, "delta at epsilon")
+    dlt = acc.delta(request.epsilon) if request.epsilon is not None else None
+    step(0.5, "comparisons")
+    comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
+    comps_d = ({k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
+               if request.epsilon is not None else {})
+    profile = tradeoff = steps = pld = None
+    inf_mass = 0.0
+    level = acc._level(request.delta)
+    profs = acc.profiles(level)
+    if request.profile_points > 0:
+        step(0.55, "privacy profile")
+        top = eps.upper if math.isfinite(eps.upper) else 10.0
+        grid = np.linspace(0.0, max(1.5 * top, 1.0), int(request.profile_points))
+        lo, es, up = acc.delta_curve(grid, level=level)
+        profile = Curve("epsilon", grid, {"lower": lo, "estimate": es, "upper": up,
+                                          "rdp": cmp.rdp_delta_curve(rows, grid),
+                                          "gdp": cmp.gdp_delta_curve(rows, grid)})
+    if request.tradeoff_points > 0:
+        step(0.62, "tradeoff function")
+        alpha = np.linspace(0.0, 1.0, int(request.tradeoff_points))
+        if profs:
+            parts = [tradeoff_bounds(p, alpha) for p in profs]
+            lo = np.minimum.reduce([p[0] for p in parts])
+            es = np.minimum.reduce([p[1] for p in parts])
+            up = np.minimum.reduce([p[2] for p in parts])
+        elif acc.total_count == 0:
+            lo = es = up = 1.0 - alpha
+        else:  # blatant: beta = 0
+            lo = es = up = np.zeros_like(alpha)
+        mu = cmp.gdp_mu(rows)
+        gdp = cmp.gdp_tradeoff(mu, alpha) if mu is not None and math.isfinite(mu) else None
+        tradeoff = Curve("alpha", alpha, {"lower": lo, "estimate": es, "upper": up, "gdp": gdp})
+    if request.want_pld and profs:
+        step(0.68, "privacy loss distribution")
+        x, dens, inf_mass = pld_for_plot(profs[0])
+        pld = Curve("loss", x, {"density": dens})
+    if request.steps_row is not None and 0 <= request.steps_row < len(rows):
+        step(0.7, "epsilon versus count")
+        total = rows[request.steps_row].count
+        counts = steps_counts(max(total, 1), request.steps_points)
+        cs, bounds = epsilon_vs_count(acc, request.steps_row, counts, request.delta,
+                                      progress=lambda f: step(0.7 + 0.28 * f, "epsilon versus count"))
+        others = cmp.epsilon_vs_count(rows, request.steps_row, cs, request.delta)
+        steps = Curve("count", cs.astype(float), {
+            "lower": np.array([b.lower for b in bounds]),
+            "estimate": np.array([b.estimate for b in bounds]),
+            "upper": np.array([b.upper for b in bounds]),
+            "rdp": others.get("rdp"), "gdp": others.get("gdp")})
+    step(1.0, "done")
+    budget = acc.error_budget(request.delta) if acc.total_count else []
+    return Result(request, eps, dlt, comps, comps_d, profile, tradeoff, steps, pld, inf_mass,
+                  budget, time.perf_counter() - t0)

@@ -1,0 +1,192 @@
+"""Command line: ``prvgui [FILE]`` opens the window; subcommands compute without Qt.
+
+    prvgui epsilon FILE --delta D [--eps-error E] [--json]
+    prvgui delta FILE --epsilon E [--eps-error E] [--json]
+    prvgui curve FILE --kind profile|tradeoff|steps|pld --out OUT.csv
+    prvgui --screenshot OUT.png [FILE]
+    prvgui --version
+
+Bad input exits with status 2 and one line on stderr. Qt is imported only when
+the window is asked for.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Sequence
+
+from . import __version__
+
+SUBCOMMANDS = ("epsilon", "delta", "curve")
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        raise UsageError(message)
+
+
+def _number(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
+    return v
+
+
+def _parser() -> _Parser:
+    p = _Parser(prog="prvgui", description="Certified differential-privacy accounting.")
+    p.add_argument("--version", action="version", version=f"prvgui {__version__}")
+    sub = p.add_subparsers(dest="command")
+    common = _Parser(add_help=False)
+    common.add_argument("file", help="composition file (JSON)")
+    common.add_argument("--eps-error", type=_number, default=None,
+                        help="half-width of the epsilon bracket (default: the file's, else 0.01)")
+    common.add_argument("--json", action="store_true", help="print one JSON object")
+    e = sub.add_parser("epsilon", parents=[common], help="epsilon at a given delta")
+    e.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
+    d = sub.add_parser("delta", parents=[common], help="delta at a given epsilon")
+    d.add_argument("--epsilon", type=_number, required=True, help="epsilon")
+    c = sub.add_parser("curve", parents=[common], help="write a curve as CSV")
+    c.add_argument("--kind", choices=["profile", "tradeoff", "steps", "pld"], required=True)
+    c.add_argument("--out", required=True, help="output CSV path")
+    c.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
+    c.add_argument("--row", type=int, default=None,
+                   help="steps: index (from 0) of the row whose count varies (default: largest count)")
+    c.add_argument("--points", type=int, default=None, help="number of points (steps: at most 200)")
+    for s in (e, d, c):
+        s.error = p.error  # type: ignore[method-assign]
+    return p
+
+
+def _gui_parser() -> _Parser:
+    p = _Parser(prog="prvgui", description="Open the prvgui window.")
+    p.add_argument("--version", action="version", version=f"prvgui {__version__}")
+    p.add_argument("file", nargs="?", help="composition file to open")
+    p.add_argument("--screenshot", metavar="OUT.png", help="save a screenshot of the window and exit")
+    return p
+
+
+def _fmt(x: float) -> str:
+    return "inf" if math.isinf(x) else f"{x:.6g}"
+
+
+def _load(path: str):
+    from .document import load
+    return load(path)
+
+
+def _run_epsilon(args) -> int:
+    from .accounting.accountant import Accountant, check_delta, check_eps_error
+    from .accounting.comparisons import compare_epsilon
+    doc = _load(args.file)
+    delta = check_delta(args.delta if args.delta is not None else doc.targets.delta, "--delta")
+    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
+    rows = doc.engine_rows()
+    b = Accountant(rows, err).epsilon(delta)
+    comps = compare_epsilon(rows, delta)
+    if args.json:
+        out = {"epsilon": b.as_dict(), "delta": delta, "eps_error": err,
+               "comparisons": {k: v.as_dict() for k, v in comps.items()}}
+        print(json.dumps(out))
+    else:
+        print(f"epsilon at delta = {delta:g} (eps_error {err:g})")
+        print(f"  PRV lower     {_fmt(b.lower)}")
+        print(f"  PRV estimate  {_fmt(b.estimate)}")
+        print(f"  PRV upper     {_fmt(b.upper)}   <- certified: publish this one")
+        for c in comps.values():
+            val = "n/a" if c.value is None else _fmt(c.value)
+            print(f"  {c.label:<34} {val:>10}  ({c.kind}{'; ' + c.note if c.note else ''})")
+    return 0
+
+
+def _run_delta(args) -> int:
+    from .accounting.accountant import Accountant, check_eps_error, check_epsilon
+    from .accounting.comparisons import compare_delta
+    doc = _load(args.file)
+    eps = check_epsilon(args.epsilon, "--epsilon")
+    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
+    rows = doc.engine_rows()
+    b = Accountant(rows, err).delta(eps)
+    comps = compare_delta(rows, eps)
+    if args.json:
+        out = {"delta": b.as_dict(), "epsilon": eps, "eps_error": err,
+               "comparisons": {k: v.as_dict() for k, v in comps.items()}}
+        print(json.dumps(out))
+    else:
+        print(f"delta at epsilon = {eps:g} (eps_error {err:g})")
+        print(f"  PRV lower     {b.lower:.6g}")
+        print(f"  PRV estimate  {b.estimate:.6g}")
+        print(f"  PRV upper     {b.upper:.6g}   <- certified: publish this one")
+        for c in comps.values():
+            val = "n/a" if c.value is None else f"{c.value:.6g}"
+            print(f"  {c.label:<34} {val:>10}  ({c.kind}{'; ' + c.note if c.note else ''})")
+    return 0
+
+
+def _run_curve(args) -> int:
+    from .accounting.accountant import check_delta, check_eps_error
+    from .accounting.engine import Request, compute
+    from .document.export import curve_csv_text
+    from .document.fileio import atomic_write
+    doc = _load(args.file)
+    delta = check_delta(args.delta if args.delta is not None else doc.targets.delta, "--delta")
+    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
+    rows = doc.engine_rows()
+    points = args.points
+    if points is not None and not 2 <= points <= (200 if args.kind == "steps" else 100_000):
+        raise ValueError(f"--points must be in [2, {200 if args.kind == 'steps' else 100000}], "
+                         f"got {points}")
+    steps_row = None
+    if args.kind == "steps":
+        if not rows:
+            raise ValueError("the composition has no rows to vary")
+        steps_row = args.row if args.row is not None else max(range(len(rows)),
+                                                               key=lambda i: rows[i].count)
+        if not 0 <= steps_row < len(rows):
+            raise ValueError(f"--row must be in [0, {len(rows) - 1}], got {steps_row}")
+    req = Request(tuple(rows), delta=delta, epsilon=None, eps_error=err,
+                  profile_points=(points or 200) if args.kind == "profile" else 0,
+                  tradeoff_points=(points or 201) if args.kind == "tradeoff" else 0,
+                  steps_row=steps_row, steps_points=points or 50,
+                  want_pld=args.kind == "pld")
+    res = compute(req)
+    atomic_write(args.out, curve_csv_text(res, args.kind, doc))
+    return 0
+
+
+def _run_gui(argv: Sequence[str]) -> int:
+    args = _gui_parser().parse_args(list(argv))
+    from .gui.app import run  # Qt is imported only here
+    return run(args.file, screenshot=args.screenshot)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            args = _parser().parse_args(argv)
+            return {"epsilon": _run_epsilon, "delta": _run_delta, "curve": _run_curve}[args.command](args)
+        if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
+            _parser().print_help()
+            return 0
+        return _run_gui(argv)
+    except UsageError as exc:
+        print(f"prvgui: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, MemoryError, ArithmeticError, OSError) as exc:
+        msg = str(exc) or type(exc).__name__
+        if isinstance(exc, MemoryError):
+            msg = f"{msg}; try a larger --eps-error"
+        print(f"prvgui: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prvgui: interrupted", file=sys.stderr)
+        return 130

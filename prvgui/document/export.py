@@ -1,0 +1,56 @@
+"""Tables of curves from a computed result, shared by the CLI and the GUI exports."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .fileio import composition_comments, curve_csv
+from .model import Document
+
+CURVE_KINDS = ("profile", "tradeoff", "steps", "pld")
+
+
+def _col(c: np.ndarray | None, n: int) -> np.ndarray:
+    return np.full(n, math.nan) if c is None else np.asarray(c, dtype=float)
+
+
+def curve_table(result, kind: str) -> tuple[list[str], list[np.ndarray], list[str]]:
+    """(header, columns, extra comment lines) for one curve of an engine Result."""
+    req = result.request
+    notes = [f"delta: {req.delta!r}", f"eps_error: {req.eps_error!r}",
+             f"epsilon at delta: lower {result.epsilon.lower!r} estimate "
+             f"{result.epsilon.estimate!r} upper {result.epsilon.upper!r}",
+             "lower/upper are certified bounds; rdp is an upper bound; "
+             "gdp is an approximation and may under-report"]
+    if kind == "profile" and result.profile is not None:
+        c = result.profile
+        n = c.x.size
+        return (["epsilon", "delta_lower", "delta_estimate", "delta_upper", "delta_rdp", "delta_gdp"],
+                [c.x] + [_col(c.columns.get(k), n) for k in ("lower", "estimate", "upper", "rdp", "gdp")],
+                notes)
+    if kind == "tradeoff" and result.tradeoff is not None:
+        c = result.tradeoff
+        n = c.x.size
+        return (["alpha", "beta_lower", "beta_estimate", "beta_upper", "beta_gdp"],
+                [c.x] + [_col(c.columns.get(k), n) for k in ("lower", "estimate", "upper", "gdp")],
+                notes)
+    if kind == "steps" and result.steps is not None:
+        c = result.steps
+        n = c.x.size
+        notes.append(f"count of row {req.steps_row + 1} varies; other rows fixed")
+        return (["count", "epsilon_lower", "epsilon_estimate", "epsilon_upper", "epsilon_rdp",
+                 "epsilon_gdp"],
+                [c.x] + [_col(c.columns.get(k), n) for k in ("lower", "estimate", "upper", "rdp", "gdp")],
+                notes)
+    if kind == "pld" and result.pld is not None:
+        c = result.pld
+        notes.append(f"probability of infinite loss: {result.pld_inf_mass!r}")
+        notes.append("density of the composed privacy loss (first order of the pair)")
+        return ["loss", "density"], [c.x, c.columns["density"]], notes
+    raise ValueError(f"the result has no {kind!r} curve")
+
+
+def curve_csv_text(result, kind: str, doc: Document | None) -> str:
+    header, cols, notes = curve_table(result, kind)
+    return curve_csv(header, cols, composition_comments(doc, notes))

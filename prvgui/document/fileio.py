@@ -1,0 +1,237 @@
+"""The composition file format (JSON, version 1) and CSV export. No Qt.
+
+    {"format": "prvgui.composition", "version": 1, "neighbouring": "add_remove",
+     "targets": {"delta": 1e-5, "epsilon": 1.0, "eps_error": 0.01},      (optional)
+     "mechanisms": [{"kind": "subsampled_gaussian", "sigma": 0.8,
+                     "sampling_rate": 0.01, "count": 10000, "label": "training"}]}
+
+Files are untrusted: the loader parses plain JSON only (NaN, Infinity and
+duplicate keys are rejected), checks every field and reports the first problem
+as ``FileFormatError`` naming the row and the field, e.g.
+``mechanisms[2].sigma: sigma must be >= 0, got -1``. Saves are atomic: the
+text goes to a temporary file in the same folder, is flushed to disk, and then
+renamed over the target.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..accounting.mechanisms import MECHANISM_KINDS
+from .model import Document, RowSpec, Targets, check_count, param_names
+
+FORMAT = "prvgui.composition"
+VERSION = 1
+MAX_BYTES = 10 * 1024 * 1024
+MAX_ROWS = 10_000
+TOP_KEYS = {"format", "version", "neighbouring", "mechanisms", "targets"}
+ROW_KEYS = {"kind", "count", "label"}
+
+
+class FileFormatError(ValueError):
+    """A composition file that cannot be read; the message names the place."""
+
+
+def _reject_constant(name: str) -> float:
+    raise FileFormatError(f"{name} is not allowed in a composition file (numbers must be finite)")
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise FileFormatError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
+def loads(text: str) -> Document:
+    """Parse a composition from JSON text."""
+    if len(text) > MAX_BYTES:
+        raise FileFormatError(f"file is larger than {MAX_BYTES} bytes")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    except FileFormatError:
+        raise
+    except RecursionError:
+        raise FileFormatError("file is nested too deeply to be a composition") from None
+    except ValueError as exc:
+        raise FileFormatError(f"not valid JSON: {exc}") from None
+    return from_dict(data)
+
+
+def from_dict(data: object) -> Document:
+    if not isinstance(data, dict):
+        raise FileFormatError("top level must be a JSON object")
+    unknown = sorted(set(data) - TOP_KEYS)
+    if unknown:
+        raise FileFormatError(f"unknown top-level field {unknown[0]!r}")
+    if data.get("format") != FORMAT:
+        raise FileFormatError(f"format must be {FORMAT!r}, got {data.get('format')!r}")
+    version = data.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise FileFormatError(f"version must be an integer, got {version!r}")
+    if version != VERSION:
+        raise FileFormatError(f"version {version} is not supported (this prvgui reads version {VERSION})")
+    neighbouring = data.get("neighbouring", "add_remove")
+    if neighbouring != "add_remove":
+        raise FileFormatError(f"neighbouring must be 'add_remove', got {neighbouring!r}")
+    mechs = data.get("mechanisms")
+    if not isinstance(mechs, list):
+        raise FileFormatError(f"mechanisms must be a list, got {type(mechs).__name__}")
+    if len(mechs) > MAX_ROWS:
+        raise FileFormatError(f"mechanisms has {len(mechs)} rows (limit {MAX_ROWS})")
+    rows = [_row(i, m) for i, m in enumerate(mechs)]
+    targets = _targets(data.get("targets", {}))
+    return Document(rows, neighbouring, targets)
+
+
+def _row(i: int, m: object) -> RowSpec:
+    where = f"mechanisms[{i}]"
+    if not isinstance(m, dict):
+        raise FileFormatError(f"{where}: must be an object, got {type(m).__name__}")
+    kind = m.get("kind")
+    if not isinstance(kind, str) or kind not in MECHANISM_KINDS:
+        raise FileFormatError(f"{where}.kind: must be one of {', '.join(sorted(MECHANISM_KINDS))}, "
+                              f"got {kind!r}")
+    allowed = ROW_KEYS | set(param_names(kind))
+    unknown = sorted(set(m) - allowed)
+    if unknown:
+        raise FileFormatError(f"{where}.{unknown[0]}: unknown field for kind {kind!r}")
+    label = m.get("label", "")
+    if not isinstance(label, str) or len(label) > 200:
+        raise FileFormatError(f"{where}.label: must be text of at most 200 characters")
+    try:
+        count = check_count(m.get("count", 1))
+    except ValueError as exc:
+        raise FileFormatError(f"{where}.count: {exc}") from None
+    params = {k: v for k, v in m.items() if k not in ROW_KEYS}
+    spec = RowSpec(kind, params, count, label)
+    err = spec.error()
+    if err is not None:
+        field = next((p for p in param_names(kind) if err.startswith(p + " ")
+                      or f"parameter {p!r}" in err), "parameters")
+        raise FileFormatError(f"{where}.{field}: {err}")
+    return spec
+
+
+def _number(where: str, v: object, lo: float, hi: float, lo_open: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise FileFormatError(f"{where}: must be a finite number, got {v!r}")
+    if v < lo or v > hi or (lo_open and v == lo):
+        raise FileFormatError(f"{where}: must be in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {v!r}")
+    return float(v)
+
+
+def _targets(t: object) -> Targets:
+    if not isinstance(t, dict):
+        raise FileFormatError("targets: must be an object")
+    unknown = sorted(set(t) - {"delta", "epsilon", "eps_error"})
+    if unknown:
+        raise FileFormatError(f"targets.{unknown[0]}: unknown field")
+    d = Targets()
+    delta = _number("targets.delta", t.get("delta", d.delta), 0.0, 1.0, lo_open=True)
+    if delta >= 1:
+        raise FileFormatError(f"targets.delta: must be below 1, got {delta!r}")
+    eps = t.get("epsilon", d.epsilon)
+    eps = None if eps is None else _number("targets.epsilon", eps, 0.0, 1e6)
+    err = _number("targets.eps_error", t.get("eps_error", d.eps_error), 1e-6, 10.0)
+    return Targets(delta, eps, err)
+
+
+def to_dict(doc: Document) -> dict:
+    mechs = []
+    for r in doc.rows:
+        m: dict[str, object] = {"kind": r.kind}
+        m.update(r.params)
+        m["count"] = r.count
+        if r.label:
+            m["label"] = r.label
+        mechs.append(m)
+    t = doc.targets
+    return {"format": FORMAT, "version": VERSION, "neighbouring": doc.neighbouring,
+            "targets": {"delta": t.delta, "epsilon": t.epsilon, "eps_error": t.eps_error},
+            "mechanisms": mechs}
+
+
+def dumps(doc: Document) -> str:
+    return json.dumps(to_dict(doc), indent=2, allow_nan=False) + "\n"
+
+
+def load(path: str | os.PathLike) -> Document:
+    """Read a composition file."""
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_BYTES:
+            raise FileFormatError(f"file is larger than {MAX_BYTES} bytes")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise FileFormatError(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise FileFormatError("file is not UTF-8 text") from None
+    return loads(text)
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
+    """Write to a temporary file in the target's folder, fsync, then rename over the target."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".prvgui-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def save(doc: Document, path: str | os.PathLike) -> None:
+    atomic_write(path, dumps(doc))
+
+
+def composition_comments(doc: Document | None, extra: Iterable[str] = ()) -> list[str]:
+    """Comment lines describing the inputs of an exported curve."""
+    lines = ["prvgui export"]
+    if doc is not None:
+        lines.append("composition: " + json.dumps(to_dict(doc), allow_nan=False))
+    lines.extend(extra)
+    return lines
+
+
+def curve_csv(header: Sequence[str], columns: Sequence[np.ndarray], comments: Iterable[str]) -> str:
+    """CSV text: '# ' comment lines, one header row, then the columns (repr precision)."""
+    cols = [np.asarray(c, dtype=float) for c in columns]
+    if len(cols) != len(header) or len({c.size for c in cols}) > 1:
+        raise ValueError("header and columns do not match")
+    out = [f"# {line}" for line in comments]
+    out.append(",".join(header))
+    for row in zip(*cols):
+        out.append(",".join(_fmt(v) for v in row))
+    return "\n".join(out) + "\n"
+
+
+def _fmt(v: float) -> str:
+    if math.isnan(v):
+        return ""
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return repr(float(v))
+
+
+def write_curve_csv(path: str | os.PathLike, header: Sequence[str], columns: Sequence[np.ndarray],
+                    comments: Iterable[str]) -> None:
+    atomic_write(path, curve_csv(header, columns, comments))

@@ -1,0 +1,189 @@
+"""The composition document: rows of (kind, parameters, count, label) plus targets.
+
+Plain Python, no Qt. The document is the single source of truth the GUI edits;
+every mutation goes through a method that validates first and then announces
+itself to listeners (``("insert", i)``, ``("remove", i)``, ``("change", i)``,
+``("move", (i, j))``, ``("targets", None)``, ``("reset", None)``), so that a Qt
+model can map the events onto its own signals.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields, replace
+from typing import Callable
+
+from ..accounting.mechanisms import MECHANISM_KINDS, MAX_COUNT, Row, mechanism_from_params
+
+Listener = Callable[[str, object], None]
+
+#: default values for new rows of each kind (what the "Add" menu inserts)
+DEFAULT_PARAMS: dict[str, dict[str, float]] = {
+    "gaussian": {"sigma": 1.0, "sensitivity": 1.0},
+    "laplace": {"scale": 1.0, "sensitivity": 1.0},
+    "randomized_response": {"epsilon": 1.0},
+    "pure_dp": {"epsilon": 0.1},
+    "approx_dp": {"epsilon": 0.1, "delta": 1e-7},
+    "subsampled_gaussian": {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0},
+    "subsampled_laplace": {"scale": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0},
+}
+
+KIND_TITLES: dict[str, str] = {
+    "gaussian": "Gaussian",
+    "laplace": "Laplace",
+    "randomized_response": "Randomized response",
+    "pure_dp": "Pure ε-DP",
+    "approx_dp": "Approximate (ε, δ)-DP",
+    "subsampled_gaussian": "Subsampled Gaussian (DP-SGD step)",
+    "subsampled_laplace": "Subsampled Laplace",
+}
+
+
+def param_names(kind: str) -> list[str]:
+    """Parameter names of a kind, in declaration order."""
+    return [f.name for f in fields(MECHANISM_KINDS[kind])]
+
+
+def check_count(value: object, name: str = "count") -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if not 1 <= value <= MAX_COUNT:
+        raise ValueError(f"{name} must be an integer in [1, {MAX_COUNT}], got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """One row as the user wrote it. ``to_row`` validates and builds the engine's Row."""
+
+    kind: str
+    params: dict = field(default_factory=dict)
+    count: int = 1
+    label: str = ""
+
+    @classmethod
+    def default(cls, kind: str) -> "RowSpec":
+        if kind not in DEFAULT_PARAMS:
+            raise ValueError(f"kind must be one of {sorted(DEFAULT_PARAMS)}, got {kind!r}")
+        return cls(kind, dict(DEFAULT_PARAMS[kind]), 1, "")
+
+    def to_row(self) -> Row:
+        mech = mechanism_from_params(self.kind, dict(self.params))
+        return Row(mech, check_count(self.count))
+
+    def error(self) -> str | None:
+        """The validation message for this row, or None if it is valid."""
+        try:
+            self.to_row()
+        except ValueError as exc:
+            return str(exc)
+        if not isinstance(self.label, str):
+            return f"label must be text, got {self.label!r}"
+        return None
+
+    def with_param(self, name: str, value: object) -> "RowSpec":
+        p = dict(self.params)
+        p[name] = value
+        return replace(self, params=p)
+
+    def with_kind(self, kind: str) -> "RowSpec":
+        """Change the kind, keeping parameters that the new kind shares."""
+        base = dict(DEFAULT_PARAMS[kind])
+        for k, v in self.params.items():
+            if k in base:
+                base[k] = v
+        return replace(self, kind=kind, params=base)
+
+
+@dataclass(frozen=True)
+class Targets:
+    delta: float = 1e-5
+    #: epsilon at which delta is reported (None: no delta query)
+    epsilon: float | None = 1.0
+    eps_error: float = 0.01
+
+
+class Document:
+    """A composition being edited: rows, neighbouring relation, targets."""
+
+    def __init__(self, rows: list[RowSpec] | None = None, neighbouring: str = "add_remove",
+                 targets: Targets | None = None) -> None:
+        self._rows: list[RowSpec] = list(rows or [])
+        self.neighbouring = neighbouring
+        self._targets = targets or Targets()
+        self._listeners: list[Listener] = []
+        self.steps_row: int | None = None
+
+    # ------------------------------------------------------------ events
+    def subscribe(self, fn: Listener) -> None:
+        self._listeners.append(fn)
+
+    def unsubscribe(self, fn: Listener) -> None:
+        if fn in self._listeners:
+            self._listeners.remove(fn)
+
+    def _emit(self, what: str, arg: object = None) -> None:
+        for fn in list(self._listeners):
+            fn(what, arg)
+
+    # ------------------------------------------------------------ access
+    @property
+    def rows(self) -> tuple[RowSpec, ...]:
+        return tuple(self._rows)
+
+    @property
+    def targets(self) -> Targets:
+        return self._targets
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def row(self, i: int) -> RowSpec:
+        return self._rows[i]
+
+    def errors(self) -> list[tuple[int, str]]:
+        return [(i, e) for i, r in enumerate(self._rows) if (e := r.error()) is not None]
+
+    def engine_rows(self) -> list[Row]:
+        """Validated engine rows; raises ValueError naming the first bad row."""
+        out = []
+        for i, r in enumerate(self._rows):
+            try:
+                out.append(r.to_row())
+            except ValueError as exc:
+                raise ValueError(f"row {i + 1} ({r.label or r.kind}): {exc}") from None
+        return out
+
+    # ------------------------------------------------------------ edits
+    def insert(self, i: int, row: RowSpec) -> None:
+        if not 0 <= i <= len(self._rows):
+            raise IndexError(f"row index {i} out of range")
+        self._rows.insert(i, row)
+        self._emit("insert", i)
+
+    def remove(self, i: int) -> RowSpec:
+        row = self._rows.pop(i)
+        self._emit("remove", i)
+        return row
+
+    def replace(self, i: int, row: RowSpec) -> None:
+        self._rows[i] = row
+        self._emit("change", i)
+
+    def move(self, i: int, j: int) -> None:
+        if not (0 <= i < len(self._rows) and 0 <= j < len(self._rows)):
+            raise IndexError(f"cannot move row {i} to {j}")
+        row = self._rows.pop(i)
+        self._rows.insert(j, row)
+        self._emit("move", (i, j))
+
+    def set_targets(self, targets: Targets) -> None:
+        self._targets = targets
+        self._emit("targets", None)
+
+    def reset(self, rows: list[RowSpec], neighbouring: str, targets: Targets) -> None:
+        self._rows = list(rows)
+        self.neighbouring = neighbouring
+        self._targets = targets
+        self._emit("reset", None)
