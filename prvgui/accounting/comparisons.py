@@ -1,22 +1,19 @@
-"""Older accountants shown beside the certified PRV accountant.
+"""Older accountants shown beside the certified PRV accountant, each labelled.
 
-Each result is labelled a *bound* (never below the truth), an *approximation*
-(may under-report) or *exact*:
-
-* RDP / moments accountant (bound): Mironov 2017, "Renyi Differential Privacy";
-  Laplace and randomized-response RDP from its Table II; Poisson-subsampled
-  Gaussian at integer orders by the binomial expansion of Mironov, Talwar, Zhang
-  2019 (arXiv 1908.10530). Both orders of the neighbouring pair are computed
-  (the "add" order by log-space quadrature) and the larger taken. Conversion to
-  (eps, delta) by Canonne, Kamath, Steinke 2020 (Prop. 12) / Balle et al. 2020
-  (Thm 21). Pure eps-DP is eps^2/2-zCDP (Bun, Steinke 2016, Prop. 3.3).
-* GDP / CLT (approximation): Dong, Roth, Su 2019 (Thm 3.4, CLT by moment
-  matching of the privacy loss); Bu, Dong, Long, Su 2019 for DP-SGD. Exact when
-  every row is a plain Gaussian (Balle, Wang 2018, Thm 8).
-* Basic and advanced composition (bounds): Dwork, Rothblum, Vadhan 2010 (Thm III.3),
+* RDP / moments accountant, a *bound*: Mironov 2017 (Renyi DP, Table II: Gaussian,
+  Laplace, randomized response); Poisson-subsampled mechanisms at integer orders by
+  the binomial expansion of Mironov, Talwar, Zhang 2019 (arXiv 1908.10530, Thm 9).
+  Both orders of the neighbouring pair are computed (the "add" order by log-space
+  quadrature) and the larger is used. eps-DP is eps^2/2-zCDP (Bun, Steinke 2016,
+  Prop. 3.3). Conversion to (eps, delta): Canonne, Kamath, Steinke 2020, Prop. 12;
+  Balle et al. 2020, Thm 21. Rounding is always made upwards.
+* GDP / CLT, an *approximation* (may under-report): Dong, Roth, Su 2019, Thm 3.4
+  (moment matching of the privacy loss); Bu, Dong, Long, Su 2019 for DP-SGD. *Exact*
+  when every row is a plain Gaussian (Balle, Wang 2018, Thm 8).
+* Basic and advanced composition, *bounds*: Dwork, Rothblum, Vadhan 2010, Thm III.3;
   heterogeneous by the same Azuma argument (Dwork, Roth 2014, Thm 3.20).
-* Exact optimal composition of one homogeneous (eps0, delta0)-DP row: Kairouz,
-  Oh, Viswanath 2015 (Thm 3.3), via the binomial privacy loss.
+* Optimal composition of one homogeneous (eps0, delta0)-DP row, *exact*: Kairouz, Oh,
+  Viswanath 2015, Thm 3.3, via the binomial privacy loss Y = eps0 (k - 2i).
 """
 from __future__ import annotations
 
@@ -27,7 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import expit, log_ndtr, logsumexp, ndtr, ndtri, gammaln
+from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtr, ndtri
 
 from .mechanisms import MAX_COUNT, Mechanism, Row
 from .prv import PRV, integrate
@@ -38,32 +35,26 @@ __all__ = ["Comparison", "compare_epsilon", "compare_delta", "rdp_delta_curve", 
 #: Renyi orders; subsampled mechanisms use the integer ones only.
 ORDERS = np.array([1.01, 1.05, 1.1, 1.25, 1.5, 1.75, *np.arange(2.0, 10.5, 0.5),
                    *range(11, 65), 80, 96, 128, 192, 256, 512, 1024], dtype=float)
-_INTEGER = ORDERS == np.round(ORDERS)
 _LABELS = {"rdp": ("RDP (moments accountant)", "bound"), "gdp": ("GDP / CLT", "approximation"),
            "basic": ("Basic composition", "bound"), "advanced": ("Advanced composition", "bound"),
            "exact": ("Exact (KOV optimal composition)", "exact")}
-_PURE_KINDS = ("pure_dp", "randomized_response", "approx_dp")
+_PURE = ("pure_dp", "randomized_response", "approx_dp")
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
-_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
-_ULP = 4.5e-16
-_MAX_PANELS = 40_000
-_GDP_NOTE = "approximation, may under-report"
+_ULP, _MAX_PANELS = 4.5e-16, 40_000
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One accountant's answer: an epsilon or a delta, with its label and kind.
+    """One accountant's answer.
 
     Attributes
     ----------
-    name : str
-        ``"rdp"``, ``"gdp"``, ``"basic"``, ``"advanced"`` or ``"exact"``.
-    label : str
-        Human-readable name.
+    name, label : str
+        Key (``rdp``, ``gdp``, ``basic``, ``advanced``, ``exact``) and display name.
     kind : str
         ``"bound"``, ``"approximation"`` or ``"exact"``.
     value : float or None
-        The epsilon (or delta); None when the accountant does not apply.
+        Epsilon (or delta); None when the accountant does not apply.
     note : str
         Why it does not apply, or what was assumed; ``""`` otherwise.
     """
@@ -75,32 +66,19 @@ class Comparison:
     note: str
 
     def as_dict(self) -> dict:
-        """JSON-friendly dict (None stays None, infinity stays ``float('inf')``)."""
-        value = None if self.value is None else float(self.value)
+        """JSON-friendly dict; None stays None and infinity stays ``float('inf')``."""
         return {"name": self.name, "label": self.label, "kind": self.kind,
-                "value": value, "note": self.note}
+                "value": None if self.value is None else float(self.value), "note": self.note}
 
 
-# ------------------------------------------------------------------ validation
-def _real(name: str, x: object) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {x!r}")
-    if not math.isfinite(float(x)):
-        raise ValueError(f"{name} must be a finite number, got {x!r}")
-    return float(x)
-
-
-def _check_delta(delta: object) -> float:
-    v = _real("delta", delta)
-    if not 0.0 < v < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    return v
-
-
-def _check_epsilon(epsilon: object) -> float:
-    v = _real("epsilon", epsilon)
-    if v < 0:
-        raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+def _number(name: str, x: object, lo: float, hi: float, strict: bool = False) -> float:
+    """A finite real in [lo, hi] ((lo, hi) if strict); NaN and infinities fail."""
+    ok = not isinstance(x, bool) and isinstance(x, (int, float, np.integer, np.floating))
+    v = float(x) if ok else math.nan
+    if not math.isfinite(v) or not (lo < v < hi if strict else lo <= v <= hi):
+        rng = f"({lo}, {hi})" if strict else f"[{lo}, {hi}]" if hi < math.inf else f">= {lo}"
+        raise ValueError(f"{name} must be a finite number {'in ' * (rng[0] != '>')}{rng}, "
+                         f"got {x!r}")
     return v
 
 
@@ -108,37 +86,34 @@ def _array(name: str, x: object, lo: float = 0.0, hi: float = math.inf) -> np.nd
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers, got {x!r}") from None
+        a = np.array([math.nan])
     if a.ndim > 1 or not np.all(np.isfinite(a)) or np.any(a < lo) or np.any(a > hi):
         raise ValueError(f"{name} must be a 1-d array of finite numbers in [{lo}, {hi}], got {x!r}")
     return np.atleast_1d(a)
 
 
 def _scan(rows: Sequence[Row]) -> tuple[list[Row], bool]:
-    """Validate rows; return the rows that leak something and whether one is blatant."""
-    active = []
+    """Validate; return the rows that leak something and whether one of them is blatant."""
     for i, row in enumerate(rows):
         if not isinstance(row, Row):
             raise ValueError(f"rows[{i}] must be a Row, got {row!r}")
-        if row.count > 0 and not row.mechanism.is_trivial():
-            active.append(row)
+    active = [r for r in rows if r.count > 0 and not r.mechanism.is_trivial()]
     return active, any(r.mechanism.is_blatant() for r in active)
 
 
-# ------------------------------------------------------------------ RDP
+# ------------------------------------------------------------------ RDP (a bound)
 def _lse_up(t: np.ndarray, axis: int = -1) -> np.ndarray:
-    """logsumexp rounded up by a few ulps of the terms (the RDP must never be low)."""
+    """logsumexp plus a few ulps of the terms' size, so that rounding never lowers the RDP."""
     m = logsumexp(t, axis=axis)
     with np.errstate(invalid="ignore", over="ignore"):
         w = np.exp(t - np.expand_dims(m, axis))
-        scale = np.sum(np.where(w > 0, w * np.abs(t), 0.0), axis=axis)
-    return m + 4 * _ULP * (np.log2(t.shape[axis]) + 2 + scale + np.abs(m))
+        size = np.sum(np.where(w > 0, w * np.abs(t), 0.0), axis=axis)
+    return m + 4 * _ULP * (np.log2(t.shape[axis]) + 2 + size + np.abs(m))
 
 
 def _log_quad(logf: Callable[[np.ndarray], np.ndarray], a: float, b: float, h: float) -> float:
-    """log int_a^b exp(logf): composite 16-point Gauss-Legendre, plus its error estimate."""
-    n = 2 * max(1, math.ceil((b - a) / (2 * h)))
-    out = []
+    """log of int_a^b e^logf: composite 16-point Gauss-Legendre, plus its error estimate."""
+    n, out = 2 * max(1, math.ceil((b - a) / (2 * h))), []
     for m in (n, n // 2):
         half = (b - a) / (2 * m)
         x = (a + half * (2 * np.arange(m) + 1))[:, None] + half * _GL_X
@@ -153,16 +128,14 @@ def _log_binom(a: int) -> np.ndarray:
 
 def _logcosh(x: np.ndarray) -> np.ndarray:
     x = np.abs(x)
-    with np.errstate(over="ignore"):
-        return np.where(x < 1, np.log1p(2 * np.sinh(np.minimum(x, 1) / 2) ** 2),
-                        x + np.log1p(np.exp(-2 * x)) - math.log(2))
+    return np.where(x < 1, np.log1p(2 * np.sinh(np.minimum(x, 1) / 2) ** 2),
+                    x + np.log1p(np.exp(-2 * x)) - math.log(2))
 
 
 def _rr_rdp(e: float, a: np.ndarray) -> np.ndarray:
-    """RDP of randomized response (the worst eps-DP pair): log(cosh((a-1/2)e)/cosh(e/2))/(a-1)."""
+    """Randomized response (worst eps-DP pair): log(cosh((a - 1/2) e) / cosh(e / 2)) / (a - 1)."""
     l1, l2 = _logcosh((a - 0.5) * e), _logcosh(0.5 * e)
-    r = (l1 - l2 + 4 * _ULP * (l1 + l2)) / (a - 1)
-    return np.minimum(r, np.minimum(e, 0.5 * a * e * e))
+    return np.minimum((l1 - l2 + 4 * _ULP * (l1 + l2)) / (a - 1), np.minimum(e, 0.5 * a * e * e))
 
 
 def _laplace_rdp(e: float, a: np.ndarray) -> np.ndarray:
@@ -170,82 +143,73 @@ def _laplace_rdp(e: float, a: np.ndarray) -> np.ndarray:
     return np.minimum(_lse_up(t, axis=0) / (a - 1), _rr_rdp(e, a))
 
 
-def _subsampled_remove(a: int, q: float, log_moment: np.ndarray) -> float:
-    """D_a(q P0 + (1-q) Q0 || Q0) by the binomial expansion, log E_Q0[(P0/Q0)^j] given."""
+def _remove(a: int, q: float, log_moment: np.ndarray) -> float:
+    """D_a(q P0 + (1-q) Q0 || Q0) by the binomial expansion; log_moment[j] = log E_Q0 (P0/Q0)^j."""
     j = np.arange(a + 1)
     return float(_lse_up(_log_binom(a) + (a - j) * math.log1p(-q) + j * math.log(q)
                          + log_moment)) / (a - 1)
 
 
 def _sg_add(a: int, s: float, q: float) -> float:
-    """D_a(Q0 || q P0 + (1-q) Q0) for P0 = N(1, s^2), Q0 = N(0, s^2), by quadrature in z = x/s."""
+    """D_a(Q0 || q P0 + (1-q) Q0), P0 = N(1, s^2), Q0 = N(0, s^2), by quadrature in z = x / s."""
     lq, l1q, c = math.log(q), math.log1p(-q), 0.5 / (s * s)
-    lo, hi = -(a - 1) / s, 0.0  # the integrand is 1-strongly log-concave; find its peak
+    lo, hi = -(a - 1) / s, 0.0  # the integrand is 1-strongly log-concave: bisect for its peak
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        if -mid - (a - 1) / s * expit(mid / s - c + lq - l1q) > 0:
-            lo = mid
-        else:
-            hi = mid
-    h = 0.5 / math.sqrt(1 + (a - 1) * c / 2)
-    if 80 / h > _MAX_PANELS:  # convexity of x^(1-a): E[(q L + 1-q)^(1-a)] <= q E[L^(1-a)] + 1-q
+        lo, hi = (mid, hi) if mid + (a - 1) / s * expit(mid / s - c + lq - l1q) < 0 else (lo, mid)
+    h = 0.5 / math.sqrt(1 + (a - 1) * c / 2)  # resolves the largest curvature of the log
+    if 80 / h > _MAX_PANELS:  # x^(1-a) is convex: E (q L + 1-q)^(1-a) <= q E L^(1-a) + 1-q
         return float(np.logaddexp(lq + a * (a - 1) * c, l1q)) / (a - 1)
-
-    def logf(z: np.ndarray) -> np.ndarray:
-        return -0.5 * z * z - _LOG_SQRT_2PI - (a - 1) * np.logaddexp(lq + z / s - c, l1q)
-    return _log_quad(logf, lo - 40, lo + 40, h) / (a - 1)
+    return _log_quad(lambda z: -0.5 * z * z - 0.5 * math.log(2 * math.pi)
+                     - (a - 1) * np.logaddexp(lq + z / s - c, l1q), lo - 40, lo + 40, h) / (a - 1)
 
 
 def _sl_add(a: int, e: float, q: float) -> float:
     """D_a(Q0 || q P0 + (1-q) Q0) for Laplace P0 = Lap(1, 1/e), Q0 = Lap(0, 1/e)."""
-    lq, l1q = math.log(q), math.log1p(-q)
-    h = min(1 / 16, 2 / (e * (2 * a - 1)))
+    lq, l1q, h = math.log(q), math.log1p(-q), min(1 / 16, 2 / (e * (2 * a - 1)))
     if 1 / h > _MAX_PANELS:
         return math.inf
-
-    def logm(u: np.ndarray) -> np.ndarray:
-        return np.logaddexp(lq + u, l1q)
-    mid = _log_quad(lambda x: math.log(e / 2) - e * x + (1 - a) * logm(e * (2 * x - 1)), 0, 1, h)
-    atoms = [math.log(0.5) + (1 - a) * logm(-e), math.log(0.5) - e + (1 - a) * logm(e)]
-    return float(_lse_up(np.array([*atoms, mid]))) / (a - 1)
+    mid = _log_quad(lambda x: math.log(e / 2) - e * x + (1 - a) * np.logaddexp(
+        lq + e * (2 * x - 1), l1q), 0.0, 1.0, h)  # Q0 on [0, 1]; atoms at x <= 0 and x >= 1:
+    ends = [math.log(0.5) + (1 - a) * np.logaddexp(lq - e, l1q),
+            math.log(0.5) - e + (1 - a) * np.logaddexp(lq + e, l1q)]
+    return float(_lse_up(np.array([*ends, mid]))) / (a - 1)
 
 
 @lru_cache(maxsize=256)
+@np.errstate(all="ignore")
 def _row_rdp(mech: Mechanism) -> np.ndarray | None:
     """RDP of one run at ORDERS (inf where not computed); None if RDP does not apply."""
-    a, kind = ORDERS, mech.kind
-    out = np.full(a.shape, math.inf)
+    a, kind, out = ORDERS, mech.kind, np.full(ORDERS.shape, math.inf)
+    ints = [(i, int(a[i])) for i in np.flatnonzero(a == np.round(a))]
     if kind == "gaussian":
-        out = 0.5 * a * mech.mu ** 2
+        out = 0.5 * a * mech.mu * mech.mu
     elif kind == "laplace":
         out = _laplace_rdp(mech.eps0, a)
-    elif kind in _PURE_KINDS:
+    elif kind in _PURE:
         if mech.eps_delta()[1] > 0:
             return None
         out = _rr_rdp(mech.epsilon, a)
     elif kind == "subsampled_gaussian":
         q, s = mech.sampling_rate, mech.sigma / mech.sensitivity
+        c = 0.5 / (s * s) if s * s > 0 else math.inf
         if q == 1:
-            out = 0.5 * a / (s * s)
-        elif s > 0:
-            for i in np.flatnonzero(_INTEGER):
-                k = int(a[i])
+            out = a * c
+        elif c < math.inf:
+            for i, k in ints:
                 j = np.arange(k + 1)
-                out[i] = max(_subsampled_remove(k, q, (j * j - j) / (2 * s * s)), _sg_add(k, s, q))
+                out[i] = max(_remove(k, q, (j * j - j) * c), _sg_add(k, s, q))
     elif kind == "subsampled_laplace":
         e, q = mech.eps0, mech.sampling_rate
         if q == 1:
             out = _laplace_rdp(e, a)
         elif math.isfinite(e):
-            for i in np.flatnonzero(_INTEGER):
-                k = int(a[i])
-                j = np.arange(k + 1.0)
-                with np.errstate(divide="ignore"):
-                    lm = np.logaddexp(np.log(j / (2 * j - 1)) + (j - 1) * e,
-                                      np.log((j - 1) / (2 * j - 1)) - j * e)
-                out[i] = max(_subsampled_remove(k, q, lm), _sl_add(k, e, q))
-            # the subsampled pair is eps'-DP in both orders, so randomized response dominates
-            out = np.minimum(out, _rr_rdp(mech.eps_delta()[0], a))
+            for i, k in ints:
+                j = np.arange(k + 1.0)  # log E_Q0 (P0/Q0)^j of the Laplace pair (Mironov, Table II)
+                lm = np.logaddexp(np.log(j / (2 * j - 1)) + (j - 1) * e,
+                                  np.log((j - 1) / (2 * j - 1)) - j * e)
+                out[i] = max(_remove(k, q, lm), _sl_add(k, e, q))
+            out = np.minimum(out, _rr_rdp(mech.eps_delta()[0], a))  # eps'-DP in both orders
     else:
         return None
     out.setflags(write=False)
@@ -263,7 +227,7 @@ def _rdp_total(active: list[Row]) -> tuple[np.ndarray | None, str]:
 
 
 def _rdp_eps(r: np.ndarray, delta: float) -> np.ndarray:
-    """eps = min_a R(a) + log((a-1)/a) - (log delta + log a)/(a-1), clipped at 0 (R = 0 gives 0)."""
+    """min over orders of R + log((a-1)/a) - (log delta + log a)/(a-1), >= 0 (R = 0 gives 0)."""
     a = ORDERS
     with np.errstate(invalid="ignore"):
         e = r + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)
@@ -272,66 +236,55 @@ def _rdp_eps(r: np.ndarray, delta: float) -> np.ndarray:
 
 
 def _rdp_delta(r: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    """delta(eps) = min_a exp((a-1)(R(a) - eps)) (1 - 1/a)^(a-1) / a, capped at 1."""
+    """min over orders of exp((a-1)(R - eps)) (1 - 1/a)^(a-1) / a, capped at 1."""
     if np.all(r == 0):
         return np.zeros(eps.shape)
     a = ORDERS
     with np.errstate(invalid="ignore", over="ignore"):
         ld = (a - 1) * (r - eps[:, None]) - np.log(a) + (a - 1) * np.log1p(-1 / a)
-        d = np.exp(np.where(np.isnan(ld), math.inf, ld).min(axis=1))
-    return np.minimum(d, 1.0)
+        return np.minimum(np.exp(np.where(np.isnan(ld), math.inf, ld).min(axis=1)), 1.0)
 
 
-# ------------------------------------------------------------------ GDP / CLT
+# ------------------------------------------------------------------ GDP / CLT (approximation)
 def _prv_mu2(p: PRV) -> float:
-    """CLT mu^2 = 4 m^2 / v of one run from the PRV's mean m and variance v (no cancellation)."""
-    m = p.mean
-    v = math.fsum(w * (loc - m) ** 2 for loc, w in p.atoms)
-    c = p.cont
+    """CLT mu^2 = 4 m^2 / v from the PRV's mean and variance (positive integrands only)."""
+    m, c = p.mean, p.cont
+    v = math.fsum(w * (loc - m) * (loc - m) for loc, w in p.atoms)
     if c is not None and c.mass > 0:
         lo = c.lo if math.isfinite(c.lo) else c.lower_cut(1e-40)
         hi = c.hi if math.isfinite(c.hi) else c.upper_cut(1e-40)
-        mid = min(max(m, lo), hi)
-
-        def f(t: np.ndarray) -> np.ndarray:  # integration by parts of (t - m)^2 dF
-            return np.where(t < mid, 2 * (m - t) * c.cdf(t), 2 * (t - m) * c.sf(t))
-        v += (mid - m) ** 2 * c.mass + integrate(f, [lo, mid, hi], panels=256)[0]
+        mid = min(max(m, lo), hi)  # (t - m)^2 dF integrated by parts on each side of m
+        f = lambda t: np.where(t < mid, 2 * (m - t) * c.cdf(t), 2 * (t - m) * c.sf(t))  # noqa
+        v += (mid - m) * (mid - m) * c.mass + integrate(f, [lo, mid, hi], panels=256)[0]
     return 4 * m * m / v if v > 0 else math.inf
 
 
 @lru_cache(maxsize=256)
+@np.errstate(all="ignore")
 def _row_mu2(mech: Mechanism) -> float | None:
-    """mu^2 of one run (CLT, or exact for Gaussians); None if GDP does not apply."""
+    """mu^2 of one run; None if GDP does not apply."""
     kind = mech.kind
-    with np.errstate(over="ignore"):
-        if kind == "gaussian":
-            return mech.mu ** 2
-        if kind == "subsampled_gaussian":
-            q, s = mech.sampling_rate, mech.sigma / mech.sensitivity
-            if s == 0:
-                return math.inf
-            return 1 / (s * s) if q == 1 else q * q * float(np.expm1(1 / (s * s)))
-        if kind in _PURE_KINDS:
-            e, d = mech.eps_delta()
-            return None if d > 0 else 4 * float(np.sinh(e / 2)) ** 2
+    if kind == "gaussian":
+        return mech.mu * mech.mu
+    if kind == "subsampled_gaussian":
+        q, s = mech.sampling_rate, mech.sigma / mech.sensitivity
+        u = 1 / (s * s) if s * s > 0 else math.inf
+        return u if q == 1 else q * q * float(np.expm1(u))  # Bu et al. 2019
+    if kind in _PURE:  # Y = +-e: mean e tanh(e/2), variance e^2 / cosh(e/2)^2
+        sh = float(np.sinh(mech.eps_delta()[0] / 2))
+        return None if mech.eps_delta()[1] > 0 else 4 * sh * sh
     if kind in ("laplace", "subsampled_laplace"):
-        if math.isinf(mech.eps0):
-            return math.inf
-        return max(_prv_mu2(mech.prv(order)) for order in ("remove", "add"))
+        return math.inf if math.isinf(mech.eps0) else max(
+            _prv_mu2(mech.prv(order)) for order in ("remove", "add"))
     return None
 
 
 def _gdp_total(active: list[Row]) -> tuple[float | None, bool]:
-    """Total mu^2 = sum count mu_i^2 and whether it is exact (all rows Gaussian)."""
-    mu2 = 0.0
-    for row in active:
-        m = _row_mu2(row.mechanism)
-        if m is None:
-            return None, False
-        mu2 += row.count * m
+    """Total mu^2 = sum count mu_i^2, and whether it is exact (every row Gaussian)."""
+    mu2 = [r.count * m if (m := _row_mu2(r.mechanism)) is not None else None for r in active]
     exact = all(r.mechanism.kind == "gaussian" or (r.mechanism.kind == "subsampled_gaussian"
                 and r.mechanism.sampling_rate == 1) for r in active)
-    return mu2, exact
+    return (None if None in mu2 else math.fsum(mu2)), exact
 
 
 def _log1mexp(x: np.ndarray) -> np.ndarray:
@@ -341,8 +294,8 @@ def _log1mexp(x: np.ndarray) -> np.ndarray:
                         np.log1p(-np.exp(np.minimum(x, -0.693))))
 
 
-def _gdp_log_delta(mu: float, eps: np.ndarray) -> np.ndarray:
-    """log delta(eps) of mu-GDP: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), in log space."""
+def _gdp_log_delta(mu: float, eps: np.ndarray | float) -> np.ndarray:
+    """log(Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)), the mu-GDP privacy curve."""
     eps = np.asarray(eps, dtype=float)
     if mu == 0 or math.isinf(mu):
         return np.full(eps.shape, -math.inf if mu == 0 else 0.0)
@@ -351,134 +304,115 @@ def _gdp_log_delta(mu: float, eps: np.ndarray) -> np.ndarray:
 
 
 def _gdp_eps(mu: float, delta: float) -> float:
-    """Smallest eps >= 0 with delta_mu(eps) <= delta (inf if mu is infinite or overflows)."""
-    if mu == 0:
-        return 0.0
+    """Smallest eps >= 0 with delta_mu(eps) <= delta."""
     ld = math.log(delta)
-    if not math.isfinite(mu) or not math.isfinite(mu * mu):
-        return math.inf
-    if _gdp_log_delta(mu, 0.0) <= ld:
+    if mu == 0 or _gdp_log_delta(mu, 0.0) <= ld:
         return 0.0
-    hi = 0.5 * mu * mu + mu * math.sqrt(-2 * ld) + 1.0  # Gaussian tail: delta(hi) < delta
+    hi = 0.5 * mu * mu + mu * math.sqrt(-2 * ld) + 1.0  # Gaussian tail bound: delta(hi) < delta
+    if not math.isfinite(hi):
+        return math.inf
     return brentq(lambda e: float(_gdp_log_delta(mu, e)) - ld, 0.0, hi, xtol=1e-15, rtol=1e-15)
 
 
 # ------------------------------------------------------------------ exact (KOV)
 def _kov_window(e0: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Atoms Y_i = e0 (k - 2i) > 0 of k-fold randomized response with non-negligible mass.
+    """Atoms Y_i = e0 (k - 2i) > 0 of k-fold randomized response, i ~ Bin(k, 1/(1+e^e0)).
 
-    i ~ Binomial(k, 1/(1+e^e0)); terms with log P(i) < -800 - log(k+1) are dropped (log pmf
-    by gammaln: relative accuracy ~1e-9 at k = 1e6). Returns Y, log P(i), log Q(i).
+    Returns Y, log P(i), log Q(i) = log P(i) - Y over the i with log P(i) >= -800 - log(k+1)
+    (the rest cannot matter). gammaln limits the relative accuracy to ~1e-9 at k = 1e6.
     """
-    empty = np.empty(0)
     if e0 == 0 or k < 1:
-        return empty, empty, empty
+        return np.empty(0), np.empty(0), np.empty(0)
     lph = -math.log1p(math.exp(-e0))
-    lpl = lph - e0
+    thr, i_end = -800 - math.log(k + 1), (k - 1) // 2
 
     def logp(i: float | np.ndarray) -> float | np.ndarray:
-        return gammaln(k + 1) - gammaln(i + 1.0) - gammaln(k - i + 1.0) + (k - i) * lph + i * lpl
-    thr, i_end = -800 - math.log(k + 1), (k - 1) // 2
-    top = min(int((k + 1) * math.exp(lpl)), i_end)  # mode, or i_end if the mode lies beyond
+        return gammaln(k + 1) - gammaln(i + 1.0) - gammaln(k - i + 1.0) + k * lph - i * e0
+    top = min(int((k + 1) * math.exp(lph - e0)), i_end)  # the mode (or i_end, if beyond)
     if logp(top) < thr:
-        return empty, empty, empty
+        return np.empty(0), np.empty(0), np.empty(0)
     ends = []
-    for lo, hi, rising in ((0, top, True), (top, i_end, False)):
+    for lo, hi, rising in ((0, top, True), (top, i_end, False)):  # bisect each monotone side
         if logp(lo if rising else hi) >= thr:
             ends.append(lo if rising else hi)
             continue
-        while hi - lo > 1:  # bisection on the monotone side of the unimodal pmf
+        while hi - lo > 1:
             mid = (lo + hi) // 2
-            if (logp(mid) >= thr) == rising:
-                hi = mid
-            else:
-                lo = mid
+            lo, hi = (lo, mid) if (logp(mid) >= thr) == rising else (mid, hi)
         ends.append(hi if rising else lo)
     i = np.arange(ends[0], ends[1] + 1, dtype=float)
-    y = e0 * (k - 2 * i)
-    lp = logp(i)
+    y, lp = e0 * (k - 2 * i), logp(i)
     return y, lp, lp - y
 
 
 def _kov_delta(e0: float, d0: float, k: int, eps: float) -> float:
+    """delta(eps) = 1 - (1-d0)^k + (1-d0)^k sum_{Y_i > eps} P(i) (1 - e^(eps - Y_i))."""
     y, lp, _ = _kov_window(e0, k)
     n = int(np.sum(y > eps))
     with np.errstate(divide="ignore"):
         rr = float(np.exp(logsumexp(lp[:n] + np.log(-np.expm1(eps - y[:n]))))) if n else 0.0
-    keep = math.exp(k * math.log1p(-d0))
-    return min(1.0, -math.expm1(k * math.log1p(-d0)) + keep * rr)
+    return min(1.0, -math.expm1(k * math.log1p(-d0)) + math.exp(k * math.log1p(-d0)) * rr)
 
 
 def _kov_eps(e0: float, d0: float, k: int, delta: float) -> float:
+    """Smallest eps with delta(eps) <= delta: find the segment between atoms, solve there."""
     keep = math.exp(k * math.log1p(-d0))
     t = (delta + math.expm1(k * math.log1p(-d0))) / keep if keep > 0 else -1.0
-    if t < 0:
-        return math.inf
     y, lp, lq = _kov_window(e0, k)
-    if y.size == 0:
-        return 0.0
+    if t < 0 or y.size == 0:
+        return math.inf if t < 0 else 0.0
     ca, cb = np.logaddexp.accumulate(lp), np.logaddexp.accumulate(lq)
-    left = np.append(y[1:], 0.0)  # left end of the segment where exactly n atoms exceed eps
-    log_l = ca + _log1mexp(np.minimum(left + cb - ca, 0.0))
+    left = np.append(y[1:], 0.0)  # segment n: eps in [left[n], y[n]), atoms 0..n exceed eps
+    log_l = ca + _log1mexp(np.minimum(left + cb - ca, 0.0))  # delta_RR at each left end
     lt = math.log(t) if t > 0 else -math.inf
     if log_l[-1] <= lt:
         return 0.0
-    n = int(np.argmax(log_l > lt))  # on this segment delta_RR(eps) = A_n - e^eps B_n
+    n = int(np.argmax(log_l > lt))  # there delta_RR(eps) = A_n - e^eps B_n = t
     e = ca[n] + float(_log1mexp(np.array(lt - ca[n]))) - cb[n]
     return float(min(max(e, left[n]), y[n]))
 
 
 # ------------------------------------------------------------------ the accountants
-def _basic_terms(active: list[Row]) -> list[tuple[int, float, float]] | str:
-    out = []
-    for row in active:
-        ed = row.mechanism.eps_delta()
-        if ed is None:
-            return f"{row.mechanism.kind} has no (epsilon, delta) description"
-        out.append((row.count, ed[0], ed[1]))
-    return out
-
-
 def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[float | None, str]:
     """One accountant: epsilon at delta = x (want_eps) or delta at epsilon = x."""
     if name == "rdp":
         r, note = _rdp_total(active)
         if r is None:
             return None, note
-        return (float(_rdp_eps(r, x)) if want_eps else float(_rdp_delta(r, np.array([x]))[0])), ""
+        return float(_rdp_eps(r, x) if want_eps else _rdp_delta(r, np.array([x]))[0]), ""
     if name == "gdp":
         mu2, _ = _gdp_total(active)
         if mu2 is None:
             return None, "GDP does not apply to approx_dp with delta > 0"
         mu = math.sqrt(mu2)
         return (_gdp_eps(mu, x) if want_eps else float(np.exp(_gdp_log_delta(mu, x)))), ""
+    params = {r.mechanism.eps_delta() for r in active}
     if name == "exact":
-        params = {r.mechanism.eps_delta() for r in active}
-        if any(r.mechanism.kind not in _PURE_KINDS for r in active) or len(params) > 1:
+        if any(r.mechanism.kind not in _PURE for r in active) or len(params) > 1:
             return None, "exact only for one homogeneous pure/approximate-DP row"
         (e0, d0), k = params.pop(), sum(r.count for r in active)
         return (_kov_eps(e0, d0, k, x) if want_eps else _kov_delta(e0, d0, k, x)), ""
-    terms = _basic_terms(active)
-    if isinstance(terms, str):
-        return None, terms
-    with np.errstate(over="ignore", invalid="ignore"):
-        e1 = math.fsum(c * e for c, e, _ in terms)
-        d1 = math.fsum(c * d for c, _, d in terms)
+    if None in params:
+        kind = next(r.mechanism.kind for r in active if r.mechanism.eps_delta() is None)
+        return None, f"{kind} has no (epsilon, delta) description"
+    with np.errstate(over="ignore"):
+        terms = [(r.count, *r.mechanism.eps_delta()) for r in active]
+        e1, d1 = math.fsum(c * e for c, e, _ in terms), math.fsum(c * d for c, _, d in terms)
         s2 = math.fsum(c * e * e for c, e, _ in terms)
         drift = math.fsum(c * e * float(np.expm1(e)) for c, e, _ in terms)
-    basic = (e1 if d1 <= x else math.inf) if want_eps else (min(1.0, d1) if e1 <= x else 1.0)
-    if name == "basic":
-        if want_eps:
-            return basic, "" if d1 <= x else "sum of row deltas exceeds delta"
-        return basic, "" if e1 <= x else "epsilon is below the sum of row epsilons"
     if want_eps:
-        if x - d1 <= 0:
+        basic = e1 if d1 <= x else math.inf
+        if name == "basic":
+            return basic, "" if d1 <= x else "sum of row deltas exceeds delta"
+        if x <= d1:
             return None, "delta is not larger than the sum of row deltas"
         return min(basic, math.sqrt(2 * math.log(1 / (x - d1)) * s2) + drift), ""
-    if x > drift:
-        with np.errstate(divide="ignore"):
-            adv = d1 + float(np.exp(-(x - drift) ** 2 / (2 * s2))) if s2 > 0 else d1
-        basic = min(basic, adv, 1.0)
+    basic = min(1.0, d1) if e1 <= x else 1.0
+    if name == "basic":
+        return basic, "" if e1 <= x else "epsilon is below the sum of row epsilons"
+    if x > drift:  # advanced: smallest delta' with sqrt(2 log(1/delta') s2) + drift <= x
+        basic = min(basic, 1.0, d1 + (math.exp(-(x - drift) * (x - drift) / (2 * s2))
+                                       if s2 > 0 else 0.0))
     return basic, ""
 
 
@@ -486,18 +420,17 @@ def _compare(rows: Sequence[Row], x: float, want_eps: bool) -> dict[str, Compari
     active, blatant = _scan(rows)
     out = {}
     for name, (label, kind) in _LABELS.items():
-        if blatant:
-            value, note = (math.inf if want_eps else 1.0), "a row is not private at all"
-        elif not active:
-            value, note = 0.0, "empty composition"
+        if blatant or not active:
+            value = (math.inf if want_eps else 1.0) if blatant else 0.0
+            note = "a row is not private at all" if blatant else "empty composition"
         else:
             value, note = _compute(name, active, x, want_eps)
         if value is not None and math.isnan(value):
             value = math.inf if want_eps else 1.0
         if name == "gdp" and value is not None:
-            exact = blatant or _gdp_total(active)[1]
-            kind = "exact" if exact else kind
-            note = note or ("exact: every row is Gaussian" if exact else _GDP_NOTE)
+            kind = "exact" if blatant or _gdp_total(active)[1] else kind
+            note = note or ("exact: every row is Gaussian" if kind == "exact"
+                            else "approximation, may under-report")
         out[name] = Comparison(name, label, kind, value, note)
     return out
 
@@ -515,56 +448,62 @@ def compare_epsilon(rows: Sequence[Row], delta: float) -> dict[str, Comparison]:
     Returns
     -------
     dict of str to Comparison
-        Keys ``rdp``, ``gdp``, ``basic``, ``advanced``, ``exact`` in that order.
+        Keys ``rdp``, ``gdp``, ``basic``, ``advanced``, ``exact``, in that order.
     """
-    return _compare(rows, _check_delta(delta), True)
+    return _compare(rows, _number("delta", delta, 0.0, 1.0, strict=True), True)
 
 
 def compare_delta(rows: Sequence[Row], epsilon: float) -> dict[str, Comparison]:
-    """Delta at the given epsilon (finite, >= 0) from each older accountant; see compare_epsilon."""
-    return _compare(rows, _check_epsilon(epsilon), False)
+    """Delta at the given epsilon (finite, >= 0) from each older accountant.
+
+    Parameters
+    ----------
+    rows : sequence of Row
+        The composition.
+    epsilon : float
+        Target epsilon, finite and >= 0.
+
+    Returns
+    -------
+    dict of str to Comparison
+        Keys as for :func:`compare_epsilon`.
+    """
+    return _compare(rows, _number("epsilon", epsilon, 0.0, math.inf), False)
 
 
 def rdp_delta_curve(rows: Sequence[Row], eps: np.ndarray) -> np.ndarray | None:
-    """Upper bound on delta(eps) from RDP at each eps (>= 0); None if RDP does not apply."""
+    """Upper bound on delta at each eps (>= 0) from RDP; None if RDP does not apply."""
     eps = _array("eps", eps)
     active, blatant = _scan(rows)
     r, _ = _rdp_total(active)
-    if r is None:
-        return None
-    return np.ones(eps.shape) if blatant else _rdp_delta(r, eps)
+    return None if r is None else np.ones(eps.shape) if blatant else _rdp_delta(r, eps)
 
 
 def gdp_mu(rows: Sequence[Row]) -> float | None:
-    """CLT/GDP mu of the whole composition (inf if a row is blatant); None if not applicable."""
+    """CLT mu of the whole composition (inf if a row is blatant); None if not applicable."""
     active, blatant = _scan(rows)
     mu2, _ = _gdp_total(active)
-    if mu2 is None:
-        return None
-    return math.inf if blatant else math.sqrt(mu2)
+    return None if mu2 is None else math.inf if blatant else math.sqrt(mu2)
 
 
 def gdp_delta_curve(rows: Sequence[Row], eps: np.ndarray) -> np.ndarray | None:
-    """delta(eps) of mu-GDP with mu = gdp_mu(rows) (an approximation); None if not applicable."""
+    """delta at each eps (>= 0) of mu-GDP, mu = gdp_mu(rows) (approximation); None if N/A."""
     eps = _array("eps", eps)
     mu = gdp_mu(rows)
     return None if mu is None else np.minimum(np.exp(_gdp_log_delta(mu, eps)), 1.0)
 
 
 def gdp_tradeoff(mu: float, alpha: np.ndarray) -> np.ndarray:
-    """Tradeoff function of mu-GDP: beta = Phi(Phi^{-1}(1 - alpha) - mu), alpha in [0, 1]."""
-    if isinstance(mu, bool) or not isinstance(mu, (int, float, np.integer, np.floating)) \
-            or math.isnan(mu) or mu < 0:
-        raise ValueError(f"mu must be a number >= 0, got {mu!r}")
+    """Tradeoff function of mu-GDP, beta = Phi(Phi^-1(1 - alpha) - mu), alpha in [0, 1]."""
+    if mu != math.inf:
+        mu = _number("mu", mu, 0.0, math.inf)
     alpha = _array("alpha", alpha, 0.0, 1.0)
-    if math.isinf(mu):
-        return np.zeros(alpha.shape)
-    return ndtr(-ndtri(alpha) - mu)
+    return np.zeros(alpha.shape) if math.isinf(mu) else ndtr(-ndtri(alpha) - mu)
 
 
 def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
                      delta: float) -> dict[str, np.ndarray | None]:
-    """Epsilon from RDP and GDP as the count of one row varies (the others fixed).
+    """Epsilon from RDP and from GDP as the count of one row varies, the others fixed.
 
     Parameters
     ----------
@@ -573,7 +512,7 @@ def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
     row_index : int
         Index of the row whose count varies.
     counts : array of int
-        Counts (>= 0) to evaluate.
+        Counts (>= 0) at which to evaluate.
     delta : float
         Target delta, in (0, 1).
 
@@ -582,7 +521,7 @@ def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
     dict
         ``{"rdp": eps array or None, "gdp": eps array or None}`` (None: not applicable).
     """
-    delta = _check_delta(delta)
+    delta = _number("delta", delta, 0.0, 1.0, strict=True)
     rows = list(rows)
     if isinstance(row_index, bool) or not isinstance(row_index, (int, np.integer)) \
             or not 0 <= row_index < len(rows):
@@ -591,29 +530,21 @@ def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
     if np.any(c != np.round(c)):
         raise ValueError(f"counts must be integers, got {counts!r}")
     active, blatant = _scan(rows[:row_index] + rows[row_index + 1:])
-    mech = _scan([rows[row_index]]) and rows[row_index].mechanism
+    _scan([rows[row_index]])
+    mech = rows[row_index].mechanism
     if blatant:
         return {"rdp": np.full(c.shape, math.inf), "gdp": np.full(c.shape, math.inf)}
-    if mech.is_trivial():
-        unit, unit2 = np.zeros(ORDERS.shape), 0.0
-    elif mech.is_blatant():
-        unit, unit2 = np.full(ORDERS.shape, math.inf), math.inf
+    if mech.is_trivial() or mech.is_blatant():
+        v = math.inf if mech.is_blatant() else 0.0
+        unit, unit2 = np.full(ORDERS.shape, v), v
     else:
         unit, unit2 = _row_rdp(mech), _row_mu2(mech)
-    out: dict[str, np.ndarray | None] = {}
-    r_other, _ = _rdp_total(active)
-    if r_other is None or unit is None:
-        out["rdp"] = None
-    else:
-        with np.errstate(invalid="ignore"):
-            r = r_other + np.where(c[:, None] > 0, c[:, None] * unit, 0.0)
-        out["rdp"] = _rdp_eps(r, delta)
-    mu2_other, _ = _gdp_total(active)
-    if mu2_other is None or unit2 is None:
-        out["gdp"] = None
-    else:
-        with np.errstate(invalid="ignore"):
-            mu2 = mu2_other + np.where(c > 0, c * unit2, 0.0)
+    (r0, _), (m0, _) = _rdp_total(active), _gdp_total(active)
+    with np.errstate(invalid="ignore"):
+        rdp = None if r0 is None or unit is None else _rdp_eps(
+            r0 + np.where(c[:, None] > 0, c[:, None] * unit, 0.0), delta)
+        mu2 = None if m0 is None or unit2 is None else m0 + np.where(c > 0, c * unit2, 0.0)
+    if mu2 is not None:
         cache = {m: _gdp_eps(math.sqrt(m), delta) for m in np.unique(mu2)}
-        out["gdp"] = np.array([cache[m] for m in mu2])
-    return out
+        mu2 = np.array([cache[m] for m in mu2])
+    return {"rdp": rdp, "gdp": mu2}

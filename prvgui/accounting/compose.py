@@ -117,7 +117,9 @@ def _cgf_bounds(d: DiscretePRV, lams: np.ndarray, blocks: int = 4096) -> np.ndar
         e = logp + lam * centres
         m = e.max()
         x = abs(lam) * w
-        out[i] = m + math.log(np.exp(e - m).sum()) + math.log1p(0.5 * x * x * math.exp(x))
+        corr = math.log1p(0.5 * x * x * math.exp(x)) if x < 600 else \
+            math.log(0.5) + 2 * math.log(x) + x
+        out[i] = m + math.log(np.exp(e - m).sum()) + corr
     return out
 
 

@@ -350,8 +350,9 @@ def subsampled_laplace(eps0: float, q: float, order: str = "remove") -> PRV:
     t_plus = math.log1p(q * math.expm1(e))
     em = math.exp(-e)
 
-    def x_of(t: Array) -> Array:  # in (0, 1) for t in (t_minus, t_plus)
-        return np.clip((_l0_of_t(q, t) / e + 1.0) / 2.0, 0.0, 1.0)
+    def x_of(t: Array) -> Array:  # in (0, 1) for t in (t_minus, t_plus); 0 below, 1 above
+        x = (_l0_of_t(q, t) / e + 1.0) / 2.0
+        return np.clip(np.nan_to_num(x, nan=0.0), 0.0, 1.0)
 
     # KL integrals over X ~ Q0: constant pieces plus the middle segment
     def middle(which: str) -> tuple[float, float]:
