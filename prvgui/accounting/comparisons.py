@@ -101,6 +101,14 @@ def _scan(rows: Sequence[Row]) -> tuple[list[Row], bool]:
     return active, any(r.mechanism.is_blatant() for r in active)
 
 
+def _eps_delta(mech: Mechanism) -> tuple[float, float] | None:
+    """mech.eps_delta(), with subsampled Laplace's log(1 + q (e^eps0 - 1)) safe for large eps0."""
+    if mech.kind == "subsampled_laplace" and math.isfinite(e := mech.eps0) and e > 1:
+        return float(np.logaddexp(math.log(mech.sampling_rate) + e,
+                                  math.log1p(-mech.sampling_rate))), 0.0
+    return mech.eps_delta()
+
+
 # ------------------------------------------------------------------ RDP (a bound)
 def _lse_up(t: np.ndarray, axis: int = -1) -> np.ndarray:
     """logsumexp plus a few ulps of the terms' size, so that rounding never lowers the RDP."""
@@ -209,7 +217,7 @@ def _row_rdp(mech: Mechanism) -> np.ndarray | None:
                 lm = np.logaddexp(np.log(j / (2 * j - 1)) + (j - 1) * e,
                                   np.log((j - 1) / (2 * j - 1)) - j * e)
                 out[i] = max(_remove(k, q, lm), _sl_add(k, e, q))
-            out = np.minimum(out, _rr_rdp(mech.eps_delta()[0], a))  # eps'-DP in both orders
+            out = np.minimum(out, _rr_rdp(_eps_delta(mech)[0], a))  # eps'-DP in both orders
     else:
         return None
     out.setflags(write=False)
@@ -300,7 +308,8 @@ def _gdp_log_delta(mu: float, eps: np.ndarray | float) -> np.ndarray:
     if mu == 0 or math.isinf(mu):
         return np.full(eps.shape, -math.inf if mu == 0 else 0.0)
     la, lb = log_ndtr(-eps / mu + mu / 2), log_ndtr(-eps / mu - mu / 2)
-    return la + _log1mexp(np.minimum(eps + lb - la, 0.0))
+    with np.errstate(invalid="ignore"):
+        return np.where(la == -math.inf, -math.inf, la + _log1mexp(np.minimum(eps + lb - la, 0)))
 
 
 def _gdp_eps(mu: float, delta: float) -> float:
@@ -309,7 +318,8 @@ def _gdp_eps(mu: float, delta: float) -> float:
     if mu == 0 or _gdp_log_delta(mu, 0.0) <= ld:
         return 0.0
     hi = 0.5 * mu * mu + mu * math.sqrt(-2 * ld) + 1.0  # Gaussian tail bound: delta(hi) < delta
-    if not math.isfinite(hi):
+    f_hi = _gdp_log_delta(mu, hi) - ld
+    if not math.isfinite(hi) or not f_hi < 0:  # mu so large that rounding hides the root
         return math.inf
     return brentq(lambda e: float(_gdp_log_delta(mu, e)) - ld, 0.0, hi, xtol=1e-15, rtol=1e-15)
 
@@ -386,17 +396,17 @@ def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[fl
             return None, "GDP does not apply to approx_dp with delta > 0"
         mu = math.sqrt(mu2)
         return (_gdp_eps(mu, x) if want_eps else float(np.exp(_gdp_log_delta(mu, x)))), ""
-    params = {r.mechanism.eps_delta() for r in active}
+    params = {_eps_delta(r.mechanism) for r in active}
     if name == "exact":
         if any(r.mechanism.kind not in _PURE for r in active) or len(params) > 1:
             return None, "exact only for one homogeneous pure/approximate-DP row"
         (e0, d0), k = params.pop(), sum(r.count for r in active)
         return (_kov_eps(e0, d0, k, x) if want_eps else _kov_delta(e0, d0, k, x)), ""
     if None in params:
-        kind = next(r.mechanism.kind for r in active if r.mechanism.eps_delta() is None)
+        kind = next(r.mechanism.kind for r in active if _eps_delta(r.mechanism) is None)
         return None, f"{kind} has no (epsilon, delta) description"
     with np.errstate(over="ignore"):
-        terms = [(r.count, *r.mechanism.eps_delta()) for r in active]
+        terms = [(r.count, *_eps_delta(r.mechanism)) for r in active]
         e1, d1 = math.fsum(c * e for c, e, _ in terms), math.fsum(c * d for c, _, d in terms)
         s2 = math.fsum(c * e * e for c, e, _ in terms)
         drift = math.fsum(c * e * float(np.expm1(e)) for c, e, _ in terms)

@@ -1,0 +1,128 @@
+"""The command line: main(argv) directly, plus subprocess checks that Qt is never imported."""
+import csv
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from prvgui.cli import main
+
+import references as ref
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MINIMAL = os.path.join(ROOT, "tests", "fixtures", "v1_minimal.json")
+
+
+def write(tmp_path, mechs, name="c.json"):
+    p = tmp_path / name
+    p.write_text(json.dumps({"format": "prvgui.composition", "version": 1, "mechanisms": mechs}))
+    return str(p)
+
+
+def test_epsilon_json(tmp_path, capsys):
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 2.0, "count": 10}])
+    assert main(["epsilon", f, "--delta", "1e-5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    exact = ref.gaussian_epsilon(math.sqrt(10) / 2.0, 1e-5)
+    assert out["epsilon"]["lower"] <= exact <= out["epsilon"]["upper"]
+    assert out["delta"] == 1e-5 and out["eps_error"] == 0.01
+    assert {"rdp", "gdp"} <= set(out["comparisons"])
+    assert out["comparisons"]["rdp"]["value"] >= out["epsilon"]["lower"]
+
+
+def test_delta_json(tmp_path, capsys):
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 2.0, "count": 10}])
+    assert main(["delta", f, "--epsilon", "1.5", "--eps-error", "0.02", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    exact = ref.gaussian_delta(math.sqrt(10) / 2.0, 1.5)
+    assert out["delta"]["lower"] <= exact <= out["delta"]["upper"]
+    assert out["epsilon"] == 1.5 and out["eps_error"] == 0.02
+
+
+def test_readable_table(capsys):
+    assert main(["epsilon", MINIMAL, "--delta", "1e-5"]) == 0
+    text = capsys.readouterr().out
+    assert "PRV upper" in text and "GDP" in text and "approximation" in text
+
+
+def test_infinite_epsilon_is_reported(tmp_path, capsys):
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 0, "count": 1}])
+    assert main(["epsilon", f, "--delta", "1e-5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["epsilon"]["upper"] == math.inf
+
+
+@pytest.mark.parametrize("kind,columns", [
+    ("profile", ["epsilon", "delta_lower", "delta_estimate", "delta_upper", "delta_rdp", "delta_gdp"]),
+    ("tradeoff", ["alpha", "beta_lower", "beta_estimate", "beta_upper", "beta_gdp"]),
+    ("steps", ["count", "epsilon_lower", "epsilon_estimate", "epsilon_upper", "epsilon_rdp", "epsilon_gdp"]),
+    ("pld", ["loss", "density"]),
+])
+def test_curve_csv(tmp_path, kind, columns):
+    f = write(tmp_path, [{"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.02, "count": 300}])
+    out = tmp_path / f"{kind}.csv"
+    assert main(["curve", f, "--kind", kind, "--out", str(out), "--points", "20"]) == 0
+    text = out.read_text()
+    body = [ln for ln in text.splitlines() if not ln.startswith("#")]
+    assert text.startswith("# ") and "composition:" in text
+    rows = list(csv.reader(io.StringIO("\n".join(body))))
+    assert rows[0] == columns and len(rows) > 5
+    if kind == "steps":
+        lo = [float(r[1]) for r in rows[1:]]
+        up = [float(r[3]) for r in rows[1:]]
+        assert all(a <= b for a, b in zip(lo, up))
+        assert up == sorted(up)
+
+
+BAD_ARGS = [
+    ["epsilon", "missing.json", "--delta", "1e-5"],
+    ["epsilon", MINIMAL, "--delta", "nan"],
+    ["epsilon", MINIMAL, "--delta", "2"],
+    ["epsilon", MINIMAL, "--delta", "abc"],
+    ["epsilon", MINIMAL, "--delta", "1e-5", "--eps-error", "-1"],
+    ["delta", MINIMAL, "--epsilon", "-3"],
+    ["delta", MINIMAL],
+    ["curve", MINIMAL, "--kind", "nope", "--out", "x.csv"],
+    ["curve", MINIMAL, "--kind", "steps", "--out", "x.csv", "--row", "5"],
+    ["curve", MINIMAL, "--kind", "steps", "--out", "x.csv", "--points", "1000"],
+    ["epsilon", MINIMAL, "--delta", "1e-5", "--bogus"],
+]
+
+
+@pytest.mark.parametrize("argv", BAD_ARGS)
+def test_bad_input_exits_2_with_one_line(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("prvgui: error:")
+    assert "Traceback" not in err
+
+
+def test_bad_file_message_names_field(tmp_path, capsys):
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 1}, {"kind": "laplace", "scale": -2}])
+    assert main(["epsilon", f, "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert "mechanisms[1].scale" in err and "-2" in err
+
+
+def test_cli_does_not_import_qt(tmp_path):
+    code = ("import sys; from prvgui.cli import main; "
+            f"rc = main(['epsilon', {MINIMAL!r}, '--delta', '1e-5', '--json']); "
+            "bad = [m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph', 'shiboken'))]; "
+            "sys.exit(rc or (3 if bad else 0))")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["epsilon"]["upper"] > 0
+
+
+def test_core_packages_do_not_import_qt():
+    code = ("import sys, prvgui.accounting, prvgui.accounting.engine, prvgui.document, "
+            "prvgui.document.export; "
+            "sys.exit(any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert r.returncode == 0
