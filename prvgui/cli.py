@@ -90,17 +90,20 @@ def _run_epsilon(args) -> int:
     delta = check_delta(args.delta if args.delta is not None else doc.targets.delta, "--delta")
     err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
     rows = doc.engine_rows()
-    b = Accountant(rows, err).epsilon(delta)
+    acc = Accountant(rows, err)
+    b = acc.epsilon(delta)
     comps = compare_epsilon(rows, delta)
     if args.json:
         out = {"epsilon": b.as_dict(), "delta": delta, "eps_error": err,
-               "comparisons": {k: v.as_dict() for k, v in comps.items()}}
+               "comparisons": {k: v.as_dict() for k, v in comps.items()}, "warnings": acc.warnings}
         print(json.dumps(out))
     else:
         print(f"epsilon at delta = {delta:g} (eps_error {err:g})")
         print(f"  PRV lower     {_fmt(b.lower)}")
         print(f"  PRV estimate  {_fmt(b.estimate)}")
         print(f"  PRV upper     {_fmt(b.upper)}   <- certified: publish this one")
+        for w in acc.warnings:
+            print(f"  note: {w}")
         for c in comps.values():
             val = "n/a" if c.value is None else _fmt(c.value)
             print(f"  {c.label:<34} {val:>10}  ({c.kind}{'; ' + c.note if c.note else ''})")
@@ -114,17 +117,20 @@ def _run_delta(args) -> int:
     eps = check_epsilon(args.epsilon, "--epsilon")
     err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
     rows = doc.engine_rows()
-    b = Accountant(rows, err).delta(eps)
+    acc = Accountant(rows, err)
+    b = acc.delta(eps)
     comps = compare_delta(rows, eps)
     if args.json:
         out = {"delta": b.as_dict(), "epsilon": eps, "eps_error": err,
-               "comparisons": {k: v.as_dict() for k, v in comps.items()}}
+               "comparisons": {k: v.as_dict() for k, v in comps.items()}, "warnings": acc.warnings}
         print(json.dumps(out))
     else:
         print(f"delta at epsilon = {eps:g} (eps_error {err:g})")
         print(f"  PRV lower     {b.lower:.6g}")
         print(f"  PRV estimate  {b.estimate:.6g}")
         print(f"  PRV upper     {b.upper:.6g}   <- certified: publish this one")
+        for w in acc.warnings:
+            print(f"  note: {w}")
         for c in comps.values():
             val = "n/a" if c.value is None else f"{c.value:.6g}"
             print(f"  {c.label:<34} {val:>10}  ({c.kind}{'; ' + c.note if c.note else ''})")

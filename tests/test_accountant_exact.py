@@ -126,3 +126,14 @@ def test_tiny_delta_never_below_truth():
         exact = ref.gaussian_epsilon(mu, delta)
         assert b.lower <= exact <= b.upper, (delta, b, exact)
         assert not math.isnan(b.upper)
+
+
+def test_grid_cap_widens_but_still_contains_truth():
+    """When the window needs more points than allowed, the mesh coarsens and the bracket widens."""
+    sigma, k = 3.0, 5000
+    acc = Accountant([Row(Gaussian(sigma), k)], eps_error=0.01, n_max=2 ** 14)
+    b = acc.epsilon(1e-6)
+    exact = ref.gaussian_epsilon(math.sqrt(k) / sigma, 1e-6)
+    assert b.lower <= exact <= b.upper
+    assert acc.eps_error_used > 0.01 and acc.warnings
+    assert b.upper - b.lower <= 2 * acc.eps_error_used

@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .compose import N_MAX, compose
+from .compose import N_MAX, Cancelled, GridTooLarge, compose
 from .discretize import DiscretePRV, discretize
 from .mechanisms import Row
 from .profile import Bounds, CertifiedProfile
@@ -106,6 +106,8 @@ class Accountant:
         if any(not r.mechanism.symmetric for r in self.rows if r.count > 0):
             self.orders.append("add")
         self._cache: dict[tuple[str, float], _Side] = {}
+        #: the largest eps_error actually achieved (above eps_error when the grid was capped)
+        self.eps_error_used = self.eps_error
 
     # ------------------------------------------------------------ building
     @property
@@ -118,36 +120,63 @@ class Accountant:
             self._cache[key] = self._build(order, err, progress)
         return self._cache[key]
 
-    def _build(self, order: str, err: float, progress=None,
-               count_override: dict[int, int] | None = None) -> _Side:
+    def _build(self, order: str, err: float, progress=None) -> _Side:
         prvs = _rows_prvs(self.rows, order)
         if not prvs:
             return _Side(None, {"trivial": True})
-        t = T_FRACTION * self.eps_error
+        scale = 1.0
+        while True:
+            try:
+                return self._build_at(prvs, order, err, scale, progress)
+            except GridTooLarge as exc:
+                # coarsen so that the window fits in n_max points; the bracket widens
+                # in proportion (reported in the budget and in ``warnings``)
+                h_now = self._mesh(prvs, err, scale)
+                needed = exc.width / (0.9 * self.n_max)
+                new_scale = scale * max(needed / h_now, 1.05)
+                if new_scale > 1e4:
+                    raise MemoryError("this composition needs too fine a grid; "
+                                      "use a larger eps_error") from None
+                scale = new_scale
+
+    def _mesh(self, prvs, err: float, scale: float) -> float:
+        t = scale * T_FRACTION * self.eps_error
         k_total = sum(k for _, k in prvs)
-        e_h = e_tr = e_w = err / 4
-        h = t * math.sqrt(2.0 / (k_total * math.log(1.0 / e_h)))
+        return t * math.sqrt(2.0 / (k_total * math.log(4.0 / err)))
+
+    def _build_at(self, prvs, order: str, err: float, scale: float, progress) -> _Side:
+        t = scale * T_FRACTION * self.eps_error
+        k_total = sum(k for _, k in prvs)
+        e_tr = e_w = err / 4
+        h = self._mesh(prvs, err, scale)
         discs: list[tuple[DiscretePRV, int]] = []
         for prv, k in prvs:
             if self.cancel is not None and self.cancel():
-                from .compose import Cancelled
                 raise Cancelled("computation cancelled")
             tau = e_tr * prv.finite_mass / (2.0 * k_total)
             discs.append((discretize(prv, h, tau), k))
         composed = compose(discs, e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
-                           agg_max=AGG_FRACTION * self.eps_error)
+                           agg_max=scale * AGG_FRACTION * self.eps_error)
         bias = sum(k * d.bias for d, k in discs)
         slack = t - bias
         hoeff = math.exp(-2.0 * slack * slack / (k_total * h * h)) if slack > 0 else 1.0
         trunc = sum(k * d.tail_prob for d, k in discs)
-        coupling = hoeff + trunc
-        prof = CertifiedProfile(composed, t, coupling)
-        budget = {"order": order, "t": t, "h": h, "K": k_total, "n_fft": composed.parts.get("n", 1),
+        prof = CertifiedProfile(composed, t, hoeff + trunc)
+        self.eps_error_used = max(self.eps_error_used, scale * self.eps_error)
+        budget = {"order": order, "t": t, "h": h, "K": k_total, "eps_error_used": scale * self.eps_error,
+                  "n_fft": composed.parts.get("n", 1), "decimation": composed.parts.get("decimation", 1),
                   "hoeffding": hoeff, "truncation": trunc, "window": composed.parts.get("window", 0.0),
-                  "fp_abs": composed.parts.get("fp_abs", 0.0), "fp_rel": composed.err_rel,
-                  "alias": composed.parts.get("alias", 0.0), "decimation": composed.parts.get("decimation", 1),
-                  "bias": bias, "total_abs": prof.err_abs}
+                  "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
+                  "fp_rel": composed.err_rel, "bias": bias, "total_abs": prof.err_abs}
         return _Side(prof, budget)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Human-readable notes about the answers given so far."""
+        if self.eps_error_used > self.eps_error * (1 + 1e-9):
+            return [f"the grid is limited to {self.n_max} points, so the bracket is wider than "
+                    f"requested: eps_error {self.eps_error_used:.3g} instead of {self.eps_error:g}"]
+        return []
 
     @staticmethod
     def _level(delta: float) -> float:
@@ -162,7 +191,7 @@ class Accountant:
             return Bounds(math.inf, math.inf, math.inf)
         level = self._level(delta)
         res = self._epsilon_at(delta, level, progress)
-        if res.upper - res.lower > 2 * self.eps_error and math.isfinite(res.upper):
+        if res.upper - res.lower > 2 * self.eps_error_used and math.isfinite(res.upper):
             finer = self._epsilon_at(delta, level * 1e-3, progress)
             if finer.upper - finer.lower < res.upper - res.lower:
                 res = finer

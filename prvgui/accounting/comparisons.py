@@ -134,15 +134,12 @@ def _log_binom(a: int) -> np.ndarray:
     return np.array([math.log(math.comb(a, j)) for j in range(a + 1)])
 
 
-def _logcosh(x: np.ndarray) -> np.ndarray:
-    x = np.abs(x)
-    return np.where(x < 1, np.log1p(2 * np.sinh(np.minimum(x, 1) / 2) ** 2),
-                    x + np.log1p(np.exp(-2 * x)) - math.log(2))
-
-
 def _rr_rdp(e: float, a: np.ndarray) -> np.ndarray:
     """Randomized response (worst eps-DP pair): log(cosh((a - 1/2) e) / cosh(e / 2)) / (a - 1)."""
-    l1, l2 = _logcosh((a - 0.5) * e), _logcosh(0.5 * e)
+    def logcosh(x: np.ndarray) -> np.ndarray:  # x >= 0
+        return np.where(x < 1, np.log1p(2 * np.sinh(np.minimum(x, 1) / 2) ** 2),
+                        x + np.log1p(np.exp(-2 * x)) - math.log(2))
+    l1, l2 = logcosh((a - 0.5) * e), logcosh(np.array(0.5 * e))
     return np.minimum((l1 - l2 + 4 * _ULP * (l1 + l2)) / (a - 1), np.minimum(e, 0.5 * a * e * e))
 
 
@@ -256,6 +253,8 @@ def _rdp_delta(r: np.ndarray, eps: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------ GDP / CLT (approximation)
 def _prv_mu2(p: PRV) -> float:
     """CLT mu^2 = 4 m^2 / v from the PRV's mean and variance (positive integrands only)."""
+    if p.inf_mass > 0:
+        return math.inf
     m, c = p.mean, p.cont
     v = math.fsum(w * (loc - m) * (loc - m) for loc, w in p.atoms)
     if c is not None and c.mass > 0:
@@ -282,8 +281,10 @@ def _row_mu2(mech: Mechanism) -> float | None:
         sh = float(np.sinh(mech.eps_delta()[0] / 2))
         return None if mech.eps_delta()[1] > 0 else 4 * sh * sh
     if kind in ("laplace", "subsampled_laplace"):
-        return math.inf if math.isinf(mech.eps0) else max(
-            _prv_mu2(mech.prv(order)) for order in ("remove", "add"))
+        try:
+            return max(_prv_mu2(mech.prv(order)) for order in ("remove", "add"))
+        except ArithmeticError:  # includes OverflowError: report no privacy, never less
+            return math.inf
     return None
 
 
@@ -328,31 +329,18 @@ def _gdp_eps(mu: float, delta: float) -> float:
 def _kov_window(e0: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Atoms Y_i = e0 (k - 2i) > 0 of k-fold randomized response, i ~ Bin(k, 1/(1+e^e0)).
 
-    Returns Y, log P(i), log Q(i) = log P(i) - Y over the i with log P(i) >= -800 - log(k+1)
-    (the rest cannot matter). gammaln limits the relative accuracy to ~1e-9 at k = 1e6.
+    Returns Y, log P(i), log Q(i) = log P(i) - Y for i within w = 60 sd + 1200 of the mean;
+    by Bernstein's inequality the rest has mass below e^-900. gammaln limits the relative
+    accuracy of P to ~1e-9 at k = 1e6.
     """
-    if e0 == 0 or k < 1:
-        return np.empty(0), np.empty(0), np.empty(0)
-    lph = -math.log1p(math.exp(-e0))
-    thr, i_end = -800 - math.log(k + 1), (k - 1) // 2
-
-    def logp(i: float | np.ndarray) -> float | np.ndarray:
-        return gammaln(k + 1) - gammaln(i + 1.0) - gammaln(k - i + 1.0) + k * lph - i * e0
-    top = min(int((k + 1) * math.exp(lph - e0)), i_end)  # the mode (or i_end, if beyond)
-    if logp(top) < thr:
-        return np.empty(0), np.empty(0), np.empty(0)
-    ends = []
-    for lo, hi, rising in ((0, top, True), (top, i_end, False)):  # bisect each monotone side
-        if logp(lo if rising else hi) >= thr:
-            ends.append(lo if rising else hi)
-            continue
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if (logp(mid) >= thr) == rising else (mid, hi)
-        ends.append(hi if rising else lo)
-    i = np.arange(ends[0], ends[1] + 1, dtype=float)
-    y, lp = e0 * (k - 2 * i), logp(i)
-    return y, lp, lp - y
+    p = float(expit(-e0))
+    w = 60 * math.sqrt(k * p * (1 - p)) + 1200
+    i = np.arange(max(0, math.floor(k * p - w)), min((k - 1) // 2, math.ceil(k * p + w)) + 1.0)
+    if e0 == 0:
+        i = i[:0]
+    lp = gammaln(k + 1) - gammaln(i + 1) - gammaln(k - i + 1) - k * math.log1p(math.exp(-e0)) \
+        - i * e0
+    return e0 * (k - 2 * i), lp, lp - e0 * (k - 2 * i)
 
 
 def _kov_delta(e0: float, d0: float, k: int, eps: float) -> float:
@@ -416,7 +404,7 @@ def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[fl
             return basic, "" if d1 <= x else "sum of row deltas exceeds delta"
         if x <= d1:
             return None, "delta is not larger than the sum of row deltas"
-        return min(basic, math.sqrt(2 * math.log(1 / (x - d1)) * s2) + drift), ""
+        return min(basic, math.sqrt(-2 * math.log(x - d1) * s2) + drift), ""
     basic = min(1.0, d1) if e1 <= x else 1.0
     if name == "basic":
         return basic, "" if e1 <= x else "epsilon is below the sum of row epsilons"
@@ -466,17 +454,7 @@ def compare_epsilon(rows: Sequence[Row], delta: float) -> dict[str, Comparison]:
 def compare_delta(rows: Sequence[Row], epsilon: float) -> dict[str, Comparison]:
     """Delta at the given epsilon (finite, >= 0) from each older accountant.
 
-    Parameters
-    ----------
-    rows : sequence of Row
-        The composition.
-    epsilon : float
-        Target epsilon, finite and >= 0.
-
-    Returns
-    -------
-    dict of str to Comparison
-        Keys as for :func:`compare_epsilon`.
+    Parameters and return value as for :func:`compare_epsilon`, with epsilon for delta.
     """
     return _compare(rows, _number("epsilon", epsilon, 0.0, math.inf), False)
 

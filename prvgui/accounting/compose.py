@@ -35,8 +35,16 @@ import numpy as np
 from .discretize import DiscretePRV
 
 _ULP = 2.0 ** -52
-#: the largest FFT length we allow (8 bytes * 2^26 = 512 MiB per real array)
-N_MAX = 2 ** 26
+#: the largest FFT length we allow: about 20 bytes per point at the peak, so ~500 MiB
+N_MAX = 24 * 2 ** 20
+
+
+class GridTooLarge(MemoryError):
+    """The window needs more FFT points than allowed; ``width`` is its length in loss units."""
+
+    def __init__(self, n: int, n_max: int, width: float) -> None:
+        super().__init__(f"the composition needs an FFT of {n} points (limit {n_max})")
+        self.width = width
 
 
 class Cancelled(Exception):
@@ -170,19 +178,23 @@ def _fold(x: np.ndarray, n: int) -> np.ndarray:
 def row_spectrum(d: DiscretePRV, n: int) -> tuple[np.ndarray, int]:
     """rfft of the row on length n, centred on its mean; returns (X, grid index of position 0)."""
     centre = int(round(float(np.dot(d.pmf, np.arange(d.pmf.size)))))
-    x = np.zeros(n)
     folded = _fold(d.pmf, n)
-    x[:folded.size] = folded
-    x = np.roll(x, -centre)
+    c = centre % n
+    x = np.zeros(n)
+    # x[(j - centre) mod n] = folded[j], written without a rolled copy
+    head = folded[c:]
+    x[:head.size] = head
+    x[n - c:n - c + min(c, folded.size)] = folded[:c]
     return np.fft.rfft(x), d.start + centre
 
 
 def power(spec: np.ndarray, k: int) -> np.ndarray:
-    """spec**k via log-polar form; coefficients below e^-700 in modulus become 0."""
+    """spec**k via log-polar form, truncated after the last coefficient above e^-700 in modulus."""
     logabs = np.log(np.abs(spec))
     logabs *= k
-    keep = logabs > -700.0
-    out = np.zeros_like(spec)
+    keep = np.flatnonzero(logabs > -700.0)
+    band = int(keep[-1]) + 1 if keep.size else 1
+    out = np.zeros(band, dtype=complex)
     out[keep] = np.exp(logabs[keep] + 1j * (k * np.angle(spec[keep])))
     return out
 
@@ -266,7 +278,7 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     n_hi = math.ceil((hi - offset) / h) + 1
     n = fft_len(n_hi - n_lo + 1, h, agg_max)
     if n > n_max:
-        raise MemoryError(f"the composition needs an FFT of {n} points (limit {n_max})")
+        raise GridTooLarge(n, n_max, hi - lo)
     check_cancel(cancel)
     spectrum, n0, total_k = None, 0, 0
     for i, (d, k) in enumerate(rows):
@@ -276,7 +288,11 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
         check_cancel(cancel)
         powered = power(spec, k)
         del spec
-        spectrum = powered if spectrum is None else spectrum * powered
+        if spectrum is None:
+            spectrum = powered
+        else:
+            m = min(spectrum.size, powered.size)
+            spectrum = spectrum[:m] * powered[:m]
         check_cancel(cancel)
         if progress is not None:
             progress((i + 1) / (len(rows) + 1))

@@ -1,0 +1,100 @@
+"""Whole-process timings of prvgui against prv-accountant 0.2.0 and dp-accounting 0.6.0.
+
+Run by hand (needs the test extras):  python benchmarks/bench_dpsgd.py [--repeats 3] [--big]
+
+Each measurement is a fresh Python process (imports included), DP-SGD with q = 0.01,
+sigma = 0.8, delta = 1e-5. Reports medians over repeats and ratios measured in the same run,
+plus peak memory (max RSS of the child) and the 200-point epsilon-vs-steps curve.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+Q, SIGMA, DELTA = 0.01, 0.8, 1e-5
+
+OURS = """
+from prvgui.accounting import Accountant, Row, SubsampledGaussian
+b = Accountant([Row(SubsampledGaussian({sigma}, {q}), {k})], eps_error=0.01).epsilon({delta})
+print(b.lower, b.estimate, b.upper)
+"""
+PRV = """
+from prv_accountant import PoissonSubsampledGaussianMechanism, PRVAccountant
+prv = PoissonSubsampledGaussianMechanism(noise_multiplier={sigma}, sampling_probability={q})
+acc = PRVAccountant(prvs=prv, max_self_compositions={k}, eps_error=0.01, delta_error={delta} / 1000)
+print(*acc.compute_epsilon(delta={delta}, num_self_compositions={k}))
+"""
+DPA = """
+from dp_accounting import dp_event
+from dp_accounting.pld import pld_privacy_accountant
+acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+acc.compose(dp_event.PoissonSampledDpEvent({q}, dp_event.GaussianDpEvent({sigma})), {k})
+print(acc.get_epsilon({delta}))
+"""
+STEPS = """
+import time, numpy as np
+from prvgui.accounting import Accountant, Row, SubsampledGaussian
+from prvgui.accounting.curves import epsilon_vs_count
+acc = Accountant([Row(SubsampledGaussian({sigma}, {q}), {k})], eps_error=0.01)
+t = time.perf_counter()
+cs, b = epsilon_vs_count(acc, 0, np.unique(np.linspace(1, {k}, 200).astype(int)), {delta})
+print(time.perf_counter() - t, len(cs), b[-1].upper)
+"""
+
+
+def run(code: str, **kw) -> tuple[float, float, str]:
+    """(seconds, peak MiB, stdout) of a fresh interpreter running ``code``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", code.format(**kw)], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT), timeout=3600)
+    dt = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr)
+    return dt, max(peak, before) / 1024.0, r.stdout.strip()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--big", action="store_true", help="also k = 10^6 (memory) and the peers at 10^5")
+    args = ap.parse_args()
+    kw = dict(sigma=SIGMA, q=Q, delta=DELTA)
+    print(f"DP-SGD q={Q} sigma={SIGMA} delta={DELTA}, eps_error 0.01, medians of {args.repeats}\n")
+    print("| k | prvgui s | prv_accountant s | dp_accounting s | prv_acc / prvgui | dp_acc / prvgui |"
+          " prvgui eps [lower, upper] |")
+    print("|---|---|---|---|---|---|---|")
+    for k in (10**3, 10**4, 10**5):
+        res = {}
+        for name, code in (("ours", OURS), ("prv", PRV), ("dpa", DPA)):
+            if name == "prv" and k > 10**4 and not args.big:
+                continue
+            times, out = [], ""
+            for _ in range(args.repeats if not (name == "prv" and k > 10**4) else 1):
+                dt, _, out = run(code, k=k, **kw)
+                times.append(dt)
+            res[name] = (statistics.median(times), out)
+        ours = res["ours"][0]
+        lo, _, up = res["ours"][1].split()
+        prv = res.get("prv", (float("nan"), ""))[0]
+        dpa = res["dpa"][0]
+        print(f"| {k} | {ours:.2f} | {prv:.2f} | {dpa:.2f} | {prv / ours:.1f}x | {dpa / ours:.1f}x |"
+              f" [{float(lo):.3f}, {float(up):.3f}] |")
+    dt, _, out = run(STEPS, k=10**5, **kw)
+    secs, n, last = out.split()
+    print(f"\nsteps curve, {n} points up to k=10^5: {float(secs):.2f} s inside the process "
+          f"({dt:.2f} s whole process)")
+    if args.big:
+        dt, peak, out = run(OURS, k=10**6, **kw)
+        print(f"k=10^6: {dt:.1f} s, peak RSS {peak:.0f} MiB, epsilon bracket {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Parsing typed text and formatting numbers for display. No Qt, no numerics.
+
+User input is untrusted: ``parse_number`` never raises. Text that is not a number is
+returned unchanged, so that the document's own validation (``RowSpec.error()``) produces
+the message shown to the user, e.g. ``sigma must be a number, got 'abc'``.
+"""
+from __future__ import annotations
+
+import math
+
+#: short symbols for parameter names, used in the table's summary column
+SYMBOLS = {"sigma": "σ", "sampling_rate": "q", "sensitivity": "Δ", "scale": "b",
+           "epsilon": "ε", "delta": "δ"}
+
+#: (title, unit) shown beside each form field; (kind, name) overrides name
+FIELD_TEXT: dict[object, tuple[str, str]] = {
+    "sigma": ("Noise σ", "std. dev., same units as Δ"),
+    ("subsampled_gaussian", "sigma"): ("Noise multiplier σ", "× clipping norm"),
+    "scale": ("Noise scale b", "Laplace scale, units of Δ"),
+    "sensitivity": ("Sensitivity Δ", "L2 norm"),
+    ("laplace", "sensitivity"): ("Sensitivity Δ", "L1 norm"),
+    ("subsampled_laplace", "sensitivity"): ("Sensitivity Δ", "L1 norm"),
+    "sampling_rate": ("Sampling rate q", "probability in [0, 1]"),
+    "epsilon": ("ε", "nats"),
+    "delta": ("δ", "probability in [0, 1]"),
+}
+
+POISSON_NOTE = "Poisson sampling (each record independently with probability q)"
+
+
+def field_text(kind: str, name: str) -> tuple[str, str]:
+    """(title, unit) for a parameter of a kind."""
+    return FIELD_TEXT.get((kind, name)) or FIELD_TEXT.get(name) or (name, "")
+
+
+def parse_number(text: object) -> object:
+    """A float for text that reads as a number (``1e-5``, ``0.5``, ``nan``), else the text."""
+    if not isinstance(text, str):
+        return text
+    s = text.strip()
+    try:
+        return float(s)
+    except ValueError:
+        return text
+
+
+def parse_count(text: object) -> object:
+    """An int for text that reads as a whole number (``1e6`` included), else what was typed."""
+    v = parse_number(text)
+    if isinstance(v, float) and math.isfinite(v) and v == int(v):
+        return int(v)
+    return v
+
+
+def same_value(text: str, value: object) -> bool:
+    """True if the typed text already stands for ``value`` (so a refresh must not rewrite it)."""
+    parsed = parse_number(text)
+    if isinstance(parsed, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return parsed == value or (math.isnan(parsed) and math.isnan(value))
+    return parsed == value or text == value
+
+
+def fmt_value(value: object) -> str:
+    """A parameter value as editable text (round-trips through parse_number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if math.isfinite(value) and value == int(value) and abs(value) < 1e15:
+        return str(int(value)) if abs(value) >= 1 or value == 0 else repr(value)
+    return repr(value)
+
+
+def fmt(x: object, digits: int = 4) -> str:
+    """A number for reading: ``∞`` for inf, ``n/a`` for None, ``digits`` significant digits."""
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.{digits}g}"
+
+
+def fmt_count(x: object) -> str:
+    if isinstance(x, int) and not isinstance(x, bool):
+        return f"{x:,}".replace(",", "\u2009")  # thin space as thousands separator
+    return str(x)
+
+
+def param_summary(kind: str, params: dict) -> str:
+    """``σ=1.1, q=0.004267`` for the table's Parameters column."""
+    parts = []
+    for name, value in params.items():
+        sym = SYMBOLS.get(name, name)
+        text = fmt(value, 6) if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
+        parts.append(f"{sym}={text}")
+    return ", ".join(parts)
+
+
+def error_field(message: str | None, names: list[str]) -> str | None:
+    """Which field a validation message is about: a parameter name, ``count``, ``label`` or None."""
+    if not message:
+        return None
+    for name in list(names) + ["count", "label"]:
+        if message.startswith(name + " ") or f"parameter {name!r}" in message:
+            return name
+    return None

@@ -1,0 +1,182 @@
+"""The form beside the table: one field per parameter of the selected row's mechanism.
+
+Every keystroke goes to the document as an undoable edit (consecutive keystrokes in one
+field merge into one undo step). The document's validation message marks the field it is
+about and is shown under the form; invalid rows are never sent to the engine.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QVBoxLayout, QWidget)
+
+from ..accounting.mechanisms import MECHANISM_KINDS
+from ..document.model import KIND_TITLES, Document, RowSpec, param_names
+from .fmt import POISSON_NOTE, error_field, field_text, fmt_value, parse_count, parse_number, same_value
+from .undo import Editor
+from .widgets import ErrorLabel, mark
+
+COUNT_TIP = "How many times this mechanism runs on the same data (e.g. DP-SGD training steps). " \
+            "A whole number from 1 to 10^9; 1e4 works."
+LABEL_TIP = "Your name for this part of the analysis (saved in the file)."
+
+
+class _Field(QWidget):
+    """A line edit with a unit label after it."""
+
+    def __init__(self, unit: str, tip: str) -> None:
+        super().__init__()
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.edit = QLineEdit()
+        self.edit.setToolTip(tip)
+        self.tip = tip
+        self.unit = QLabel(unit)
+        self.unit.setStyleSheet("color: #555;")
+        self.unit.setToolTip(tip)
+        lay.addWidget(self.edit, 3)
+        lay.addWidget(self.unit, 2)
+
+
+class RowForm(QGroupBox):
+    dpsgd_requested = Signal()
+
+    def __init__(self, doc: Document, editor: Editor, parent: QWidget | None = None) -> None:
+        super().__init__("Selected row", parent)
+        self._doc, self._editor = doc, editor
+        self._i: int | None = None
+        self._kind: str | None = None
+        self._session = 0
+        outer = QVBoxLayout(self)
+        self.placeholder = QLabel("Select a row of the table, or add a mechanism with “Add”.")
+        self.placeholder.setWordWrap(True)
+        outer.addWidget(self.placeholder)
+        self.body = QWidget()
+        outer.addWidget(self.body)
+        self.layout_ = QFormLayout(self.body)
+        self.layout_.setContentsMargins(0, 0, 0, 0)
+        self.layout_.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.label = QLineEdit()
+        self.label.setMaxLength(200)
+        self.label.setToolTip(LABEL_TIP)
+        self.label.setPlaceholderText("(optional)")
+        self.label.textEdited.connect(self._label_edited)
+        self.label.editingFinished.connect(self._end_session)
+        self.kind = QComboBox()
+        for key, title in KIND_TITLES.items():
+            self.kind.addItem(title, key)
+        self.kind.setToolTip("The mechanism each run uses; parameters it shares with the old one are kept.")
+        self.kind.activated.connect(self._kind_chosen)
+        self.layout_.addRow("Label", self.label)
+        self.layout_.addRow("Mechanism", self.kind)
+        self.params: dict[str, _Field] = {}
+        self.count = _Field("runs (e.g. steps)", COUNT_TIP)
+        self.error_label = ErrorLabel()
+        outer.addWidget(self.error_label)
+        self.set_row(None)
+
+    # ------------------------------------------------------------ showing a row
+    @property
+    def row_index(self) -> int | None:
+        return self._i
+
+    def set_row(self, i: int | None) -> None:
+        """Show row ``i`` of the document (None or out of range: nothing selected)."""
+        if i is not None and not 0 <= i < len(self._doc):
+            i = None
+        if i != self._i:
+            self._session += 1
+        self._i = i
+        self.placeholder.setVisible(i is None)
+        self.body.setVisible(i is not None)
+        if i is None:
+            self.setTitle("Selected row")
+            self.error_label.show_error(None)
+            return
+        row = self._doc.row(i)
+        self.setTitle(f"Row {i + 1}: {row.label or KIND_TITLES.get(row.kind, row.kind)}")
+        if row.kind != self._kind:
+            self._build(row.kind)
+        self.kind.setCurrentIndex(max(self.kind.findData(row.kind), 0))
+        _set_text(self.label, row.label)
+        for name, f in self.params.items():
+            _set_text(f.edit, row.params.get(name, ""))
+        _set_text(self.count.edit, row.count)
+        err = row.error()
+        where = error_field(err, list(self.params))
+        for name, f in self.params.items():
+            mark(f.edit, err if where == name else None, f.tip)
+        mark(self.count.edit, err if where == "count" else None, COUNT_TIP)
+        mark(self.label, err if where == "label" else None, LABEL_TIP)
+        self.error_label.show_error(f"Row {i + 1}: {err}" if err else None)
+
+    def _build(self, kind: str) -> None:
+        """Rebuild the parameter fields for a kind."""
+        while self.layout_.rowCount() > 2:
+            self.layout_.removeRow(2)
+        self.params = {}
+        descriptions = MECHANISM_KINDS[kind].PARAMS
+        for name in param_names(kind):
+            title, unit = field_text(kind, name)
+            f = _Field(unit, f"{descriptions.get(name, name)}. Typed as a number, e.g. 1e-3.")
+            f.edit.setObjectName(f"param_{name}")
+            f.edit.textEdited.connect(lambda text, n=name: self._param_edited(n, text))
+            f.edit.editingFinished.connect(self._end_session)
+            self.params[name] = f
+            self.layout_.addRow(title, f)
+        self.count = _Field("runs (e.g. steps)", COUNT_TIP)
+        self.count.edit.setObjectName("count")
+        self.count.edit.textEdited.connect(self._count_edited)
+        self.count.edit.editingFinished.connect(self._end_session)
+        self.layout_.addRow("Count", self.count)
+        subsampled = "sampling_rate" in self.params
+        self.note = QLabel(f"Sampling assumed: {POISSON_NOTE}." if subsampled else "")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color: #555;")
+        if subsampled:
+            self.layout_.addRow(self.note)
+        if kind == "subsampled_gaussian":
+            self.dpsgd = QPushButton("DP-SGD helper…")
+            self.dpsgd.setToolTip("Fill sampling rate and steps from dataset size, batch size and epochs")
+            self.dpsgd.clicked.connect(self.dpsgd_requested)
+            self.layout_.addRow(self.dpsgd)
+        self._kind = kind
+
+    # ------------------------------------------------------------ edits
+    def _end_session(self) -> None:
+        self._session += 1
+
+    def _current(self) -> RowSpec | None:
+        return self._doc.row(self._i) if self._i is not None and self._i < len(self._doc) else None
+
+    def _push(self, new: RowSpec, text: str, key: object) -> None:
+        assert self._i is not None
+        self._editor.replace(self._i, new, text, merge_key=(key, self._session) if key else None)
+
+    def _label_edited(self, text: str) -> None:
+        if (row := self._current()) is not None:
+            self._push(RowSpec(row.kind, dict(row.params), row.count, text), "Rename row", "label")
+
+    def _kind_chosen(self, index: int) -> None:
+        row = self._current()
+        kind = self.kind.itemData(index)
+        if row is not None and kind != row.kind:
+            self._session += 1
+            self._push(row.with_kind(kind), "Change mechanism of row", None)
+
+    def _param_edited(self, name: str, text: str) -> None:
+        if (row := self._current()) is not None:
+            self._push(row.with_param(name, parse_number(text)), f"Edit {name} of row", ("param", name))
+
+    def _count_edited(self, text: str) -> None:
+        if (row := self._current()) is not None:
+            self._push(RowSpec(row.kind, dict(row.params), parse_count(text), row.label),  # type: ignore[arg-type]
+                       "Edit count of row", "count")
+
+
+def _set_text(edit: QLineEdit, value: object) -> None:
+    """Show ``value`` unless the field's text already stands for it (keeps the cursor put)."""
+    if not same_value(edit.text(), value):
+        pos = edit.cursorPosition()
+        edit.setText(fmt_value(value))
+        edit.setCursorPosition(min(pos, len(edit.text())))
