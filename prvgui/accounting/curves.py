@@ -92,12 +92,22 @@ def epsilon_vs_count(acc, row_index: int, counts: Sequence[int], delta: float,
         raise ValueError(f"row index must be in [0, {len(acc.rows) - 1}], got {row_index}")
     cs = check_counts(counts)
     level = acc._level(delta)
+    # counts within a factor of 4 share a mesh (the finest one their largest count needs)
+    top = max(int(cs.max()), 1)
+    levels = np.minimum(np.floor(np.log(top / np.maximum(cs, 1)) / math.log(4.0)), 12).astype(int)
+    groups = [np.flatnonzero(levels == lv) for lv in np.unique(levels)]
     per_order = []
+    n_jobs = len(acc.orders) * len(groups)
     for oi, order in enumerate(acc.orders):
-        res = _order_curve(acc, order, row_index, cs, delta, level, T_FRACTION * acc.eps_error,
-                           AGG_FRACTION * acc.eps_error,
-                           None if progress is None else
-                           (lambda f, oi=oi: progress((oi + f) / len(acc.orders))))
+        res: list[Bounds] = [Bounds(0.0, 0.0, 0.0)] * cs.size
+        for gi, idx in enumerate(groups):
+            job = oi * len(groups) + gi
+            part = _order_curve(acc, order, row_index, cs[idx], delta, level,
+                                T_FRACTION * acc.eps_error, AGG_FRACTION * acc.eps_error,
+                                None if progress is None else
+                                (lambda f, job=job: progress((job + f) / n_jobs)))
+            for i, b in zip(idx, part):
+                res[i] = b
         per_order.append(res)
     out = [Bounds(max(p[i].lower for p in per_order), max(p[i].estimate for p in per_order),
                   max(p[i].upper for p in per_order)) for i in range(cs.size)]
@@ -147,7 +157,7 @@ def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[
         p = _power_cached(_polar(spec), k)
         base_spec = p if base_spec is None else base_spec * p
         _check(acc)
-    polar_j, cstar = None, None
+    polar_j, neg_cstar = None, None
     if dj is not None:
         spec_j, base_j = row_spectrum(dj, n)
         polar_j = _polar(spec_j)
@@ -159,7 +169,7 @@ def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[
         with np.errstate(divide="ignore", invalid="ignore"):
             cs_m = np.where(polar_j[0] < 0, (-700.0 - log_b) / polar_j[0], np.inf)
         cs_m[log_b <= -700.0] = -np.inf
-        cstar = np.maximum.accumulate(cs_m[::-1])[::-1]
+        neg_cstar = -np.maximum.accumulate(cs_m[::-1])[::-1]  # nondecreasing
     out: list[Bounds] = []
     for idx, c in enumerate(cs):
         _check(acc)
@@ -170,7 +180,7 @@ def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[
             continue
         spec = base_spec
         if c > 0:
-            band = max(1, int(np.searchsorted(-cstar, -c, side="left")))
+            band = max(1, int(np.searchsorted(neg_cstar, -c, side="left")))
             pj_c = _power_cached((polar_j[0][:band], polar_j[1][:band]), c)
             spec = pj_c if spec is None else spec[:band] * pj_c
         n0 = n0_o + (c * base_j if c > 0 else 0)
