@@ -3,10 +3,12 @@
     prvgui epsilon FILE --delta D [--eps-error E] [--json]
     prvgui delta FILE --epsilon E [--eps-error E] [--json]
     prvgui curve FILE --kind profile|tradeoff|steps|pld --out OUT.csv
+    prvgui calibrate FILE --row I --parameter NAME --target-epsilon E --delta D
     prvgui --screenshot OUT.png [FILE]
     prvgui --version
 
-Bad input exits with status 2 and one line on stderr. Qt is imported only when
+Bad input exits with status 2 and one line on stderr; an infeasible calibration
+target exits with status 1 and one line saying why. Qt is imported only when
 the window is asked for.
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Sequence
 
 from . import __version__
 
-SUBCOMMANDS = ("epsilon", "delta", "curve")
+SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate")
 
 
 class UsageError(Exception):
@@ -61,7 +63,13 @@ def _parser() -> _Parser:
     c.add_argument("--row", type=int, default=None,
                    help="steps: index (from 0) of the row whose count varies (default: largest count)")
     c.add_argument("--points", type=int, default=None, help="number of points (steps: at most 200)")
-    for s in (e, d, c):
+    k = sub.add_parser("calibrate", parents=[common], help="solve one parameter for a target epsilon")
+    k.add_argument("--row", type=int, required=True, help="row index, from 0")
+    k.add_argument("--parameter", required=True,
+                   help="sigma, scale, sampling_rate, count or epsilon (depending on the row's kind)")
+    k.add_argument("--target-epsilon", type=_number, required=True, help="target epsilon")
+    k.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
+    for s in (e, d, c, k):
         s.error = p.error  # type: ignore[method-assign]
     return p
 
@@ -168,6 +176,30 @@ def _run_curve(args) -> int:
     return 0
 
 
+def _run_calibrate(args) -> int:
+    from .accounting.accountant import check_delta, check_eps_error
+    from .accounting.calibrate import calibrate
+    doc = _load(args.file)
+    delta = check_delta(args.delta if args.delta is not None else doc.targets.delta, "--delta")
+    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
+    rows = doc.engine_rows()
+    if not rows:
+        raise ValueError("the composition has no rows")
+    if not 0 <= args.row < len(rows):
+        raise ValueError(f"--row must be in [0, {len(rows) - 1}], got {args.row}")
+    c = calibrate(rows, args.row, args.parameter, args.target_epsilon, delta, err)
+    value = int(c.value) if c.parameter == "count" else c.value
+    if args.json:
+        out = c.as_dict()
+        out["value"] = value
+        print(json.dumps(out))
+    else:
+        print(f"{c.parameter} of row {args.row} = {value:.6g}" + ("  (at the search bound)" if c.at_bound else ""))
+        print(f"  gives epsilon <= {_fmt(c.epsilon.upper)} (certified; lower {_fmt(c.epsilon.lower)}, "
+              f"estimate {_fmt(c.epsilon.estimate)}) at delta {delta:g}; target {c.target_epsilon:g}")
+    return 0
+
+
 def _run_gui(argv: Sequence[str]) -> int:
     args = _gui_parser().parse_args(list(argv))
     from .gui.app import run  # Qt is imported only here
@@ -175,15 +207,20 @@ def _run_gui(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .accounting.calibrate import Infeasible
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = _parser().parse_args(argv)
-            return {"epsilon": _run_epsilon, "delta": _run_delta, "curve": _run_curve}[args.command](args)
+            return {"epsilon": _run_epsilon, "delta": _run_delta, "curve": _run_curve,
+                    "calibrate": _run_calibrate}[args.command](args)
         if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
             _parser().print_help()
             return 0
         return _run_gui(argv)
+    except Infeasible as exc:
+        print(f"prvgui: infeasible: {exc}", file=sys.stderr)
+        return 1
     except UsageError as exc:
         print(f"prvgui: error: {exc}", file=sys.stderr)
         return 2

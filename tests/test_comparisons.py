@@ -89,6 +89,8 @@ def test_blatant_row(mech):
     rows = [Row(Gaussian(1.0), 3), Row(mech, 1)]
     assert all(v == math.inf for v in values(compare_epsilon(rows, 1e-5)).values())
     assert all(v == 1.0 for v in values(compare_delta(rows, 5.0)).values())
+    assert np.all(rdp_delta_curve(rows, [0.0, 3.0]) == 1.0) and gdp_mu(rows) == math.inf
+    assert np.all(gdp_delta_curve(rows, [0.0, 3.0]) == 1.0)
 
 
 def test_not_applicable_notes():
@@ -146,6 +148,21 @@ def test_gdp_delta_curve_and_tradeoff():
     assert beta[0] == 1.0 and beta[-1] == 0.0
     np.testing.assert_allclose(gdp_tradeoff(0.0, alpha), 1 - alpha)
     assert np.all(gdp_tradeoff(math.inf, alpha) == 0.0)
+
+
+def test_gdp_mu_closed_forms():
+    # Bu, Dong, Long, Su 2019: DP-SGD is about q sqrt(T (e^{1/sigma^2} - 1))-GDP
+    assert gdp_mu([Row(SubsampledGaussian(1.1, 0.01), 5000)]) == pytest.approx(
+        0.01 * math.sqrt(5000 * math.expm1(1 / 1.21)), rel=1e-12)
+    # CLT for k-fold eps-DP: mu = 2 k m / sqrt(k v), m = e tanh(e/2), v = e^2 - m^2
+    e, k = 0.3, 400
+    m = e * math.tanh(e / 2)
+    assert gdp_mu([Row(PureDP(e), k)]) == pytest.approx(2 * k * m / math.sqrt(k * (e * e - m * m)))
+    # Laplace: m = e - 1 + e^-e and E[Y^2] = e^2 - 2e + 4 - 2 (e + 2) e^-e (PRV paper, App. B)
+    e = 2.0
+    m, y2 = e - 1 + math.exp(-e), e * e - 2 * e + 4 - 2 * (e + 2) * math.exp(-e)
+    assert gdp_mu([Row(Laplace(1 / e), 9)]) == pytest.approx(6 * m / math.sqrt(y2 - m * m), rel=1e-9)
+    assert compare_epsilon([Row(Laplace(1.0), 5)], 1e-5)["gdp"].note == "approximation, may under-report"
 
 
 # ---------------------------------------------------------------- exact (KOV)
@@ -257,7 +274,8 @@ def test_epsilon_vs_count_matches_compare_epsilon():
     none = epsilon_vs_count([Row(ApproxDP(1.0, 1e-9), 1), Row(Gaussian(1.0))], 1, [1, 2], 1e-5)
     assert none["rdp"] is None and none["gdp"] is None
     blat = epsilon_vs_count([Row(Gaussian(0.0), 1), Row(Gaussian(1.0))], 0, [0, 2], 1e-5)
-    assert blat["rdp"][0] == gaussian_eps(1.0, 1e-5) or blat["rdp"][0] < math.inf
+    assert gaussian_eps(1.0, 1e-5) <= blat["rdp"][0] < math.inf
+    assert blat["gdp"][0] == pytest.approx(gaussian_eps(1.0, 1e-5), abs=1e-9)
     assert blat["rdp"][1] == math.inf and blat["gdp"][1] == math.inf
 
 

@@ -154,7 +154,7 @@ class Accountant:
             if self.cancel is not None and self.cancel():
                 raise Cancelled("computation cancelled")
             tau = e_tr * prv.finite_mass / (2.0 * k_total)
-            discs.append((discretize(prv, h, tau), k))
+            discs.append((discretize(prv, h, tau, max_cells=self.n_max), k))
         composed = compose(discs, e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
                            agg_max=scale * AGG_FRACTION * self.eps_error)
         bias = sum(k * d.bias for d, k in discs)

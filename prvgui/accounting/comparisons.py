@@ -1,15 +1,15 @@
 """Older accountants shown beside the certified PRV accountant, each labelled.
 
-* RDP / moments accountant, a *bound*: Mironov 2017 (Renyi DP, Table II: Gaussian,
-  Laplace, randomized response); Poisson-subsampled mechanisms at integer orders by
-  the binomial expansion of Mironov, Talwar, Zhang 2019 (arXiv 1908.10530, Thm 9).
-  Both orders of the neighbouring pair are computed (the "add" order by log-space
-  quadrature) and the larger is used. eps-DP is eps^2/2-zCDP (Bun, Steinke 2016,
-  Prop. 3.3). Conversion to (eps, delta): Canonne, Kamath, Steinke 2020, Prop. 12;
-  Balle et al. 2020, Thm 21. Rounding is always made upwards.
-* GDP / CLT, an *approximation* (may under-report): Dong, Roth, Su 2019, Thm 3.4
-  (moment matching of the privacy loss); Bu, Dong, Long, Su 2019 for DP-SGD. *Exact*
-  when every row is a plain Gaussian (Balle, Wang 2018, Thm 8).
+* RDP / moments accountant, a *bound*: Mironov 2017 (Renyi DP, Table II: Gaussian, Laplace,
+  randomized response); Poisson-subsampled mechanisms at integer orders by the binomial
+  expansion of Mironov, Talwar, Zhang 2019 (arXiv 1908.10530, Sec. 3.3). Both orders of the
+  neighbouring pair are computed (the "add" order by log-space quadrature) and the larger is
+  used. eps-DP is eps^2/2-zCDP (Bun, Steinke 2016, Prop. 3.3). Conversion to (eps, delta):
+  Canonne, Kamath, Steinke 2020 (arXiv 2004.00010, Prop. 12); Balle et al. 2020 (arXiv
+  1905.09982). Rounding errors are always added, never subtracted.
+* GDP / CLT, an *approximation* (may under-report): Dong, Roth, Su 2019, Thm 3.4 (moment
+  matching of the privacy loss, mu = 2 E[Y] / sd[Y]); Bu, Dong, Long, Su 2019 for DP-SGD.
+  *Exact* when every row is a plain Gaussian (Balle, Wang 2018, Thm 8).
 * Basic and advanced composition, *bounds*: Dwork, Rothblum, Vadhan 2010, Thm III.3;
   heterogeneous by the same Azuma argument (Dwork, Roth 2014, Thm 3.20).
 * Optimal composition of one homogeneous (eps0, delta0)-DP row, *exact*: Kairouz, Oh,
@@ -33,8 +33,9 @@ __all__ = ["Comparison", "compare_epsilon", "compare_delta", "rdp_delta_curve", 
            "gdp_delta_curve", "gdp_tradeoff", "epsilon_vs_count", "ORDERS"]
 
 #: Renyi orders; subsampled mechanisms use the integer ones only.
-ORDERS = np.array([1.01, 1.05, 1.1, 1.25, 1.5, 1.75, *np.arange(2.0, 10.5, 0.5),
-                   *range(11, 65), 80, 96, 128, 192, 256, 512, 1024], dtype=float)
+ORDERS = np.array([1.01, 1.05, 1.1, 1.25, 1.5, 1.75, *np.arange(2.0, 10.5, 0.5), *range(11, 65),
+                   80, 96, 128, 192, 256, 512, 1024], dtype=float)
+ORDERS.setflags(write=False)
 _LABELS = {"rdp": ("RDP (moments accountant)", "bound"), "gdp": ("GDP / CLT", "approximation"),
            "basic": ("Basic composition", "bound"), "advanced": ("Advanced composition", "bound"),
            "exact": ("Exact (KOV optimal composition)", "exact")}
@@ -76,9 +77,8 @@ def _number(name: str, x: object, lo: float, hi: float, strict: bool = False) ->
     ok = not isinstance(x, bool) and isinstance(x, (int, float, np.integer, np.floating))
     v = float(x) if ok else math.nan
     if not math.isfinite(v) or not (lo < v < hi if strict else lo <= v <= hi):
-        rng = f"({lo}, {hi})" if strict else f"[{lo}, {hi}]" if hi < math.inf else f">= {lo}"
-        raise ValueError(f"{name} must be a finite number {'in ' * (rng[0] != '>')}{rng}, "
-                         f"got {x!r}")
+        rng = f"in ({lo}, {hi})" if strict else f"in [{lo}, {hi}]" if hi < math.inf else f">= {lo}"
+        raise ValueError(f"{name} must be a finite number {rng}, got {x!r}")
     return v
 
 
@@ -102,10 +102,9 @@ def _scan(rows: Sequence[Row]) -> tuple[list[Row], bool]:
 
 
 def _eps_delta(mech: Mechanism) -> tuple[float, float] | None:
-    """mech.eps_delta(), with subsampled Laplace's log(1 + q (e^eps0 - 1)) safe for large eps0."""
+    """mech.eps_delta(); subsampled Laplace's log(1 + q (e^eps0 - 1)) kept finite for large eps0."""
     if mech.kind == "subsampled_laplace" and math.isfinite(e := mech.eps0) and e > 1:
-        return float(np.logaddexp(math.log(mech.sampling_rate) + e,
-                                  math.log1p(-mech.sampling_rate))), 0.0
+        return float(np.logaddexp(math.log(mech.sampling_rate) + e, math.log1p(-mech.sampling_rate))), 0.0
     return mech.eps_delta()
 
 
@@ -120,7 +119,7 @@ def _lse_up(t: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def _log_quad(logf: Callable[[np.ndarray], np.ndarray], a: float, b: float, h: float) -> float:
-    """log of int_a^b e^logf: composite 16-point Gauss-Legendre, plus its error estimate."""
+    """log of int_a^b e^logf: composite 16-point Gauss-Legendre plus its error estimate."""
     n, out = 2 * max(1, math.ceil((b - a) / (2 * h))), []
     for m in (n, n // 2):
         half = (b - a) / (2 * m)
@@ -151,8 +150,7 @@ def _laplace_rdp(e: float, a: np.ndarray) -> np.ndarray:
 def _remove(a: int, q: float, log_moment: np.ndarray) -> float:
     """D_a(q P0 + (1-q) Q0 || Q0) by the binomial expansion; log_moment[j] = log E_Q0 (P0/Q0)^j."""
     j = np.arange(a + 1)
-    return float(_lse_up(_log_binom(a) + (a - j) * math.log1p(-q) + j * math.log(q)
-                         + log_moment)) / (a - 1)
+    return float(_lse_up(_log_binom(a) + (a - j) * math.log1p(-q) + j * math.log(q) + log_moment)) / (a - 1)
 
 
 def _sg_add(a: int, s: float, q: float) -> float:
@@ -174,8 +172,8 @@ def _sl_add(a: int, e: float, q: float) -> float:
     lq, l1q, h = math.log(q), math.log1p(-q), min(1 / 16, 2 / (e * (2 * a - 1)))
     if 1 / h > _MAX_PANELS:
         return math.inf
-    mid = _log_quad(lambda x: math.log(e / 2) - e * x + (1 - a) * np.logaddexp(
-        lq + e * (2 * x - 1), l1q), 0.0, 1.0, h)  # Q0 on [0, 1]; atoms at x <= 0 and x >= 1:
+    mid = _log_quad(lambda x: math.log(e / 2) - e * x + (1 - a) * np.logaddexp(lq + e * (2 * x - 1), l1q),
+                    0.0, 1.0, h)  # x ~ Q0 on [0, 1]; constant loss for x <= 0 and x >= 1:
     ends = [math.log(0.5) + (1 - a) * np.logaddexp(lq - e, l1q),
             math.log(0.5) - e + (1 - a) * np.logaddexp(lq + e, l1q)]
     return float(_lse_up(np.array([*ends, mid]))) / (a - 1)
@@ -210,9 +208,8 @@ def _row_rdp(mech: Mechanism) -> np.ndarray | None:
             out = _laplace_rdp(e, a)
         elif math.isfinite(e):
             for i, k in ints:
-                j = np.arange(k + 1.0)  # log E_Q0 (P0/Q0)^j of the Laplace pair (Mironov, Table II)
-                lm = np.logaddexp(np.log(j / (2 * j - 1)) + (j - 1) * e,
-                                  np.log((j - 1) / (2 * j - 1)) - j * e)
+                j, r = np.arange(k + 1.0), 2 * np.arange(k + 1.0) - 1  # log E_Q0 (P0/Q0)^j, Table II
+                lm = np.logaddexp(np.log(j / r) + (j - 1) * e, np.log((j - 1) / r) - j * e)
                 out[i] = max(_remove(k, q, lm), _sl_add(k, e, q))
             out = np.minimum(out, _rr_rdp(_eps_delta(mech)[0], a))  # eps'-DP in both orders
     else:
@@ -224,8 +221,7 @@ def _row_rdp(mech: Mechanism) -> np.ndarray | None:
 def _rdp_total(active: list[Row]) -> tuple[np.ndarray | None, str]:
     total = np.zeros(ORDERS.shape)
     for row in active:
-        r = _row_rdp(row.mechanism)
-        if r is None:
+        if (r := _row_rdp(row.mechanism)) is None:
             return None, f"RDP does not apply to {row.mechanism.kind} with delta > 0"
         total = total + row.count * r
     return total, ""
@@ -261,7 +257,7 @@ def _prv_mu2(p: PRV) -> float:
         lo = c.lo if math.isfinite(c.lo) else c.lower_cut(1e-40)
         hi = c.hi if math.isfinite(c.hi) else c.upper_cut(1e-40)
         mid = min(max(m, lo), hi)  # (t - m)^2 dF integrated by parts on each side of m
-        f = lambda t: np.where(t < mid, 2 * (m - t) * c.cdf(t), 2 * (t - m) * c.sf(t))  # noqa
+        f = lambda t: np.where(t < mid, 2 * (m - t) * c.cdf(t), 2 * (t - m) * c.sf(t))  # noqa: E731
         v += (mid - m) * (mid - m) * c.mass + integrate(f, [lo, mid, hi], panels=256)[0]
     return 4 * m * m / v if v > 0 else math.inf
 
@@ -269,7 +265,7 @@ def _prv_mu2(p: PRV) -> float:
 @lru_cache(maxsize=256)
 @np.errstate(all="ignore")
 def _row_mu2(mech: Mechanism) -> float | None:
-    """mu^2 of one run; None if GDP does not apply."""
+    """mu^2 of one run (the larger of the two orders); None if GDP does not apply."""
     kind = mech.kind
     if kind == "gaussian":
         return mech.mu * mech.mu
@@ -283,7 +279,7 @@ def _row_mu2(mech: Mechanism) -> float | None:
     if kind in ("laplace", "subsampled_laplace"):
         try:
             return max(_prv_mu2(mech.prv(order)) for order in ("remove", "add"))
-        except ArithmeticError:  # includes OverflowError: report no privacy, never less
+        except ArithmeticError:  # overflow building the PRV: report no privacy, never less
             return math.inf
     return None
 
@@ -319,8 +315,7 @@ def _gdp_eps(mu: float, delta: float) -> float:
     if mu == 0 or _gdp_log_delta(mu, 0.0) <= ld:
         return 0.0
     hi = 0.5 * mu * mu + mu * math.sqrt(-2 * ld) + 1.0  # Gaussian tail bound: delta(hi) < delta
-    f_hi = _gdp_log_delta(mu, hi) - ld
-    if not math.isfinite(hi) or not f_hi < 0:  # mu so large that rounding hides the root
+    if not math.isfinite(hi) or not _gdp_log_delta(mu, hi) < ld:  # rounding hides the root
         return math.inf
     return brentq(lambda e: float(_gdp_log_delta(mu, e)) - ld, 0.0, hi, xtol=1e-15, rtol=1e-15)
 
@@ -329,34 +324,28 @@ def _gdp_eps(mu: float, delta: float) -> float:
 def _kov_window(e0: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Atoms Y_i = e0 (k - 2i) > 0 of k-fold randomized response, i ~ Bin(k, 1/(1+e^e0)).
 
-    Returns Y, log P(i), log Q(i) = log P(i) - Y for i within w = 60 sd + 1200 of the mean;
+    Returns Y, log P(i) and log Q(i) = log P(i) - Y_i for i within w = 60 sd + 1200 of the mean;
     by Bernstein's inequality the rest has mass below e^-900. gammaln limits the relative
     accuracy of P to ~1e-9 at k = 1e6.
     """
     p = float(expit(-e0))
     w = 60 * math.sqrt(k * p * (1 - p)) + 1200
     i = np.arange(max(0, math.floor(k * p - w)), min((k - 1) // 2, math.ceil(k * p + w)) + 1.0)
-    if e0 == 0:
-        i = i[:0]
-    lp = gammaln(k + 1) - gammaln(i + 1) - gammaln(k - i + 1) - k * math.log1p(math.exp(-e0)) \
-        - i * e0
+    i = i if e0 > 0 else i[:0]
+    lp = gammaln(k + 1) - gammaln(i + 1) - gammaln(k - i + 1) - k * math.log1p(math.exp(-e0)) - i * e0
     return e0 * (k - 2 * i), lp, lp - e0 * (k - 2 * i)
 
 
-def _kov_delta(e0: float, d0: float, k: int, eps: float) -> float:
-    """delta(eps) = 1 - (1-d0)^k + (1-d0)^k sum_{Y_i > eps} P(i) (1 - e^(eps - Y_i))."""
-    y, lp, _ = _kov_window(e0, k)
-    n = int(np.sum(y > eps))
-    with np.errstate(divide="ignore"):
-        rr = float(np.exp(logsumexp(lp[:n] + np.log(-np.expm1(eps - y[:n]))))) if n else 0.0
-    return min(1.0, -math.expm1(k * math.log1p(-d0)) + math.exp(k * math.log1p(-d0)) * rr)
-
-
-def _kov_eps(e0: float, d0: float, k: int, delta: float) -> float:
-    """Smallest eps with delta(eps) <= delta: find the segment between atoms, solve there."""
-    keep = math.exp(k * math.log1p(-d0))
-    t = (delta + math.expm1(k * math.log1p(-d0))) / keep if keep > 0 else -1.0
+def _kov(e0: float, d0: float, k: int, x: float, want_eps: bool) -> float:
+    """delta(eps) = 1 - (1-d0)^k + (1-d0)^k sum_{Y_i > eps} P(i) (1 - e^(eps - Y_i)), or its inverse."""
     y, lp, lq = _kov_window(e0, k)
+    keep, lost = math.exp(k * math.log1p(-d0)), -math.expm1(k * math.log1p(-d0))
+    if not want_eps:
+        n = int(np.sum(y > x))
+        with np.errstate(divide="ignore"):
+            rr = float(np.exp(logsumexp(lp[:n] + np.log(-np.expm1(x - y[:n]))))) if n else 0.0
+        return min(1.0, lost + keep * rr)
+    t = (x - lost) / keep if keep > 0 else -1.0  # target for delta_RR
     if t < 0 or y.size == 0:
         return math.inf if t < 0 else 0.0
     ca, cb = np.logaddexp.accumulate(lp), np.logaddexp.accumulate(lq)
@@ -379,8 +368,7 @@ def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[fl
             return None, note
         return float(_rdp_eps(r, x) if want_eps else _rdp_delta(r, np.array([x]))[0]), ""
     if name == "gdp":
-        mu2, _ = _gdp_total(active)
-        if mu2 is None:
+        if (mu2 := _gdp_total(active)[0]) is None:
             return None, "GDP does not apply to approx_dp with delta > 0"
         mu = math.sqrt(mu2)
         return (_gdp_eps(mu, x) if want_eps else float(np.exp(_gdp_log_delta(mu, x)))), ""
@@ -389,7 +377,7 @@ def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[fl
         if any(r.mechanism.kind not in _PURE for r in active) or len(params) > 1:
             return None, "exact only for one homogeneous pure/approximate-DP row"
         (e0, d0), k = params.pop(), sum(r.count for r in active)
-        return (_kov_eps(e0, d0, k, x) if want_eps else _kov_delta(e0, d0, k, x)), ""
+        return _kov(e0, d0, k, x, want_eps), ""
     if None in params:
         kind = next(r.mechanism.kind for r in active if _eps_delta(r.mechanism) is None)
         return None, f"{kind} has no (epsilon, delta) description"
@@ -408,9 +396,8 @@ def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[fl
     basic = min(1.0, d1) if e1 <= x else 1.0
     if name == "basic":
         return basic, "" if e1 <= x else "epsilon is below the sum of row epsilons"
-    if x > drift:  # advanced: smallest delta' with sqrt(2 log(1/delta') s2) + drift <= x
-        basic = min(basic, 1.0, d1 + (math.exp(-(x - drift) * (x - drift) / (2 * s2))
-                                       if s2 > 0 else 0.0))
+    if x > drift:  # advanced: the smallest delta' with sqrt(2 log(1/delta') s2) + drift <= x
+        basic = min(basic, 1.0, d1 + (math.exp(-(x - drift) * (x - drift) / (2 * s2)) if s2 > 0 else 0.0))
     return basic, ""
 
 
@@ -454,7 +441,7 @@ def compare_epsilon(rows: Sequence[Row], delta: float) -> dict[str, Comparison]:
 def compare_delta(rows: Sequence[Row], epsilon: float) -> dict[str, Comparison]:
     """Delta at the given epsilon (finite, >= 0) from each older accountant.
 
-    Parameters and return value as for :func:`compare_epsilon`, with epsilon for delta.
+    Parameters and return value as for :func:`compare_epsilon`, with epsilon in place of delta.
     """
     return _compare(rows, _number("epsilon", epsilon, 0.0, math.inf), False)
 
@@ -463,28 +450,29 @@ def rdp_delta_curve(rows: Sequence[Row], eps: np.ndarray) -> np.ndarray | None:
     """Upper bound on delta at each eps (>= 0) from RDP; None if RDP does not apply."""
     eps = _array("eps", eps)
     active, blatant = _scan(rows)
+    if blatant:
+        return np.ones(eps.shape)
     r, _ = _rdp_total(active)
-    return None if r is None else np.ones(eps.shape) if blatant else _rdp_delta(r, eps)
+    return None if r is None else _rdp_delta(r, eps)
 
 
 def gdp_mu(rows: Sequence[Row]) -> float | None:
     """CLT mu of the whole composition (inf if a row is blatant); None if not applicable."""
     active, blatant = _scan(rows)
-    mu2, _ = _gdp_total(active)
-    return None if mu2 is None else math.inf if blatant else math.sqrt(mu2)
+    mu2 = math.inf if blatant else _gdp_total(active)[0]
+    return None if mu2 is None else math.sqrt(mu2)
 
 
 def gdp_delta_curve(rows: Sequence[Row], eps: np.ndarray) -> np.ndarray | None:
-    """delta at each eps (>= 0) of mu-GDP, mu = gdp_mu(rows) (approximation); None if N/A."""
+    """delta at each eps (>= 0) of mu-GDP with mu = gdp_mu(rows) (an approximation); None if N/A."""
     eps = _array("eps", eps)
     mu = gdp_mu(rows)
     return None if mu is None else np.minimum(np.exp(_gdp_log_delta(mu, eps)), 1.0)
 
 
 def gdp_tradeoff(mu: float, alpha: np.ndarray) -> np.ndarray:
-    """Tradeoff function of mu-GDP, beta = Phi(Phi^-1(1 - alpha) - mu), alpha in [0, 1]."""
-    if mu != math.inf:
-        mu = _number("mu", mu, 0.0, math.inf)
+    """Tradeoff function of mu-GDP, beta = Phi(Phi^-1(1 - alpha) - mu), for alpha in [0, 1]."""
+    mu = mu if mu == math.inf else _number("mu", mu, 0.0, math.inf)
     alpha = _array("alpha", alpha, 0.0, 1.0)
     return np.zeros(alpha.shape) if math.isinf(mu) else ndtr(-ndtri(alpha) - mu)
 
@@ -517,8 +505,8 @@ def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
     c = _array("counts", counts, 0.0, MAX_COUNT)
     if np.any(c != np.round(c)):
         raise ValueError(f"counts must be integers, got {counts!r}")
+    _scan(rows)
     active, blatant = _scan(rows[:row_index] + rows[row_index + 1:])
-    _scan([rows[row_index]])
     mech = rows[row_index].mechanism
     if blatant:
         return {"rdp": np.full(c.shape, math.inf), "gdp": np.full(c.shape, math.inf)}

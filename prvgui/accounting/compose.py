@@ -190,7 +190,8 @@ def row_spectrum(d: DiscretePRV, n: int) -> tuple[np.ndarray, int]:
 
 def power(spec: np.ndarray, k: int) -> np.ndarray:
     """spec**k via log-polar form, truncated after the last coefficient above e^-700 in modulus."""
-    logabs = np.log(np.abs(spec))
+    with np.errstate(divide="ignore"):
+        logabs = np.log(np.abs(spec))
     logabs *= k
     keep = np.flatnonzero(logabs > -700.0)
     band = int(keep[-1]) + 1 if keep.size else 1

@@ -209,7 +209,8 @@ def _order_curve_plain(acc, order, j, delta, level) -> Bounds:
 
 
 def _polar(spec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return np.log(np.abs(spec)), np.angle(spec)
+    with np.errstate(divide="ignore"):
+        return np.log(np.abs(spec)), np.angle(spec)
 
 
 def _power_cached(polar: tuple[np.ndarray, np.ndarray], k: int) -> np.ndarray:

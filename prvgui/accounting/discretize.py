@@ -57,8 +57,11 @@ class DiscretePRV:
         return float(np.dot(self.pmf, v * v))
 
 
-def discretize(prv: PRV, h: float, tau: float) -> DiscretePRV:
-    """Discretise ``prv`` on mesh ``h``, cutting at most ``tau`` of mass from each tail."""
+def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26) -> DiscretePRV:
+    """Discretise ``prv`` on mesh ``h``, cutting at most ``tau`` of mass from each tail.
+
+    Raises ``GridTooLarge`` (a MemoryError) instead of allocating more than ``max_cells``.
+    """
     if not (h > 0 and math.isfinite(h)):
         raise ValueError(f"mesh h must be positive, got {h!r}")
     fin = prv.finite_mass
@@ -71,6 +74,9 @@ def discretize(prv: PRV, h: float, tau: float) -> DiscretePRV:
         a, b = c.lower_cut(tau), c.upper_cut(tau)
         j_lo = math.floor(a / h + 0.5)
         j_hi = max(math.ceil(b / h - 0.5), j_lo)
+        if j_hi - j_lo + 2 > max_cells:
+            from .compose import GridTooLarge
+            raise GridTooLarge(j_hi - j_lo + 2, max_cells, b - a)
         edges = (np.arange(j_lo, j_hi + 2, dtype=float) - 0.5) * h
         # split at the edge closest to the centre: cdf differences left, sf right
         k = int(np.clip(np.searchsorted(edges, c.centre), 1, edges.size - 1))

@@ -17,6 +17,8 @@ import math
 from dataclasses import MISSING, dataclass, fields
 from typing import ClassVar
 
+import numpy as np
+
 from . import prv as _prv
 
 __all__ = [
@@ -270,7 +272,10 @@ class SubsampledLaplace(Mechanism):
         # amplification by subsampling of a pure eps0-DP mechanism
         if math.isinf(self.eps0):  # no noise: the sampled record is revealed
             return (0.0, self.sampling_rate)
-        return (math.log1p(self.sampling_rate * math.expm1(self.eps0)), 0.0)
+        q = self.sampling_rate
+        if q == 0:
+            return (0.0, 0.0)
+        return (float(np.logaddexp(math.log(q) + self.eps0, math.log1p(-q))) if q < 1 else self.eps0, 0.0)
 
     def prv(self, order: str = "remove") -> _prv.PRV:
         return _prv.subsampled_laplace(self.eps0, self.sampling_rate, order)

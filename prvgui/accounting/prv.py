@@ -347,7 +347,7 @@ def subsampled_laplace(eps0: float, q: float, order: str = "remove") -> PRV:
         return laplace(eps0)
     e = eps0
     t_minus = math.log1p(q * math.expm1(-e))
-    t_plus = math.log1p(q * math.expm1(e))
+    t_plus = float(np.logaddexp(math.log(q) + e, math.log1p(-q)))  # no overflow for huge e
     em = math.exp(-e)
 
     def x_of(t: Array) -> Array:  # in (0, 1) for t in (t_minus, t_plus); 0 below, 1 above
@@ -374,7 +374,7 @@ def subsampled_laplace(eps0: float, q: float, order: str = "remove") -> PRV:
             return -0.5 * q * np.expm1(e * (x - 1.0)) + 0.5 * (1.0 - q) * em * np.expm1(e * (1.0 - x))
 
         mid, err = middle("psi")
-        consts = _psi(np.array([t_minus]))[0] * 0.5 + _psi(np.array([t_plus]))[0] * 0.5 * em
+        consts = _constant_pieces("psi", t_minus, t_plus, e)
         atoms = ((t_minus, m_lo), (t_plus, m_hi))
         cont = Continuous(t_minus, t_plus, 0.5 * -math.expm1(-e), cdf, sf,
                           0.5 * (t_minus + t_plus))
@@ -388,11 +388,19 @@ def subsampled_laplace(eps0: float, q: float, order: str = "remove") -> PRV:
             return -0.5 * np.expm1(-e * x)
 
         mid, err = middle("phi")
-        consts = _phi(np.array([t_minus]))[0] * 0.5 + _phi(np.array([t_plus]))[0] * 0.5 * em
+        consts = _constant_pieces("phi", t_minus, t_plus, e)
         atoms = ((-t_plus, 0.5 * em), (-t_minus, 0.5))
         cont = Continuous(-t_plus, -t_minus, 0.5 * -math.expm1(-e), cdf, sf,
                           -0.5 * (t_minus + t_plus))
     return PRV(atoms, 0.0, cont, float(consts) + mid, err + 1e-15 * abs(consts))
+
+
+def _constant_pieces(which: str, t_minus: float, t_plus: float, e: float) -> float:
+    """KL contributions of the two half-lines where the subsampled Laplace loss is constant:
+    Q0(x <= 0) = 1/2 with log L = t_minus, Q0(x >= 1) = e^-e / 2 with log L = t_plus."""
+    half = math.log(0.5)
+    return float(_kl_integrand(which, np.array([t_minus]), np.array([half]))[0]
+                 + _kl_integrand(which, np.array([t_plus]), np.array([half - e]))[0])
 
 
 def _check_order(order: str) -> None:
