@@ -74,6 +74,13 @@ class _Side:
     budget: dict = field(default_factory=dict)
 
 
+def _sub_progress(progress, i: int, n: int):
+    """Map a 0..1 progress of part i of n onto the whole."""
+    if progress is None:
+        return None
+    return lambda f: progress((i + f) / n)
+
+
 def _rows_prvs(rows: Sequence[Row], order: str):
     return [(r.mechanism.prv(order), r.count) for r in rows if r.count > 0
             and not r.mechanism.is_trivial()]
@@ -199,8 +206,8 @@ class Accountant:
 
     def _epsilon_at(self, delta: float, level: float, progress=None) -> Bounds:
         parts = []
-        for order in self.orders:
-            side = self._side(order, level, progress)
+        for i, order in enumerate(self.orders):
+            side = self._side(order, level, _sub_progress(progress, i, len(self.orders)))
             if side.profile is None:
                 parts.append(Bounds(0.0, 0.0, 0.0))
             else:
@@ -233,8 +240,8 @@ class Accountant:
 
     def _delta_curve_at(self, eps, level, progress):
         lows, ests, ups = [], [], []
-        for order in self.orders:
-            side = self._side(order, level, progress)
+        for i, order in enumerate(self.orders):
+            side = self._side(order, level, _sub_progress(progress, i, len(self.orders)))
             if side.profile is None:
                 z = np.zeros(eps.shape)
                 lows.append(z), ests.append(z), ups.append(z)

@@ -27,6 +27,7 @@ Frequencies where |X|^k < e^-700 are set to zero (an error below 1e-300).
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -54,6 +55,37 @@ class Cancelled(Exception):
 def check_cancel(cancel: Callable[[], bool] | None) -> None:
     if cancel is not None and cancel():
         raise Cancelled("computation cancelled")
+
+
+#: numpy calls on arrays longer than this run in a helper thread so that a cancel returns at once
+INTERRUPTIBLE_SIZE = 1 << 21
+
+
+def interruptible(fn: Callable, *args, cancel: Callable[[], bool] | None = None, size: int = 0):
+    """Run ``fn(*args)``; when it is big and cancellable, poll ``cancel`` every 20 ms meanwhile.
+
+    A numpy FFT cannot be stopped half-way. On cancel we raise at once and let the helper
+    thread finish on its own (its result is dropped), so the caller is free within ~20 ms.
+    """
+    if cancel is None or size < INTERRUPTIBLE_SIZE:
+        return fn(*args)
+    box: list = []
+
+    def target() -> None:
+        try:
+            box.append((True, fn(*args)))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box.append((False, exc))
+
+    th = threading.Thread(target=target, daemon=True, name="prvgui-fft")
+    th.start()
+    while th.is_alive():
+        th.join(0.02)
+        check_cancel(cancel)
+    ok, val = box[0]
+    if not ok:
+        raise val
+    return val
 
 
 def fft_len(cells: int, h: float, agg_max: float) -> int:
@@ -283,11 +315,11 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     check_cancel(cancel)
     spectrum, n0, total_k = None, 0, 0
     for i, (d, k) in enumerate(rows):
-        spec, base = row_spectrum(d, n)
+        spec, base = interruptible(row_spectrum, d, n, cancel=cancel, size=n)
         n0 += k * base
         total_k += k
         check_cancel(cancel)
-        powered = power(spec, k)
+        powered = interruptible(power, spec, k, cancel=cancel, size=n)
         del spec
         if spectrum is None:
             spectrum = powered
@@ -297,6 +329,7 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
         check_cancel(cancel)
         if progress is not None:
             progress((i + 1) / (len(rows) + 1))
-    out = finish(spectrum, n, n0, n_lo, h, offset, inf_mass, total_k, win_err, agg_max)
+    out = interruptible(finish, spectrum, n, n0, n_lo, h, offset, inf_mass, total_k, win_err, agg_max,
+                        cancel=cancel, size=n)
     check_cancel(cancel)
     return out

@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .compose import (Cancelled, PreparedRow, choose_window, fft_len, finish, inf_mass_of,
-                      row_spectrum)
+                      interruptible, row_spectrum)
 from .discretize import discretize
 from .mechanisms import Row
 from .profile import Bounds, CertifiedProfile
@@ -151,7 +151,7 @@ def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[
         raise MemoryError(f"the steps curve needs an FFT of {n} points (limit {acc.n_max})")
     base_spec, n0_o, k_o = None, 0, 0
     for d, k in disc_o:
-        spec, b = row_spectrum(d, n)
+        spec, b = interruptible(row_spectrum, d, n, cancel=acc.cancel, size=n)
         n0_o += k * b
         k_o += k
         p = _power_cached(_polar(spec), k)
@@ -159,7 +159,7 @@ def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[
         _check(acc)
     polar_j, neg_cstar = None, None
     if dj is not None:
-        spec_j, base_j = row_spectrum(dj, n)
+        spec_j, base_j = interruptible(row_spectrum, dj, n, cancel=acc.cancel, size=n)
         polar_j = _polar(spec_j)
         del spec_j
         # band of count c: frequencies m with c log|X_j| + log|B| > -700 lie below
