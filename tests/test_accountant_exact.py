@@ -21,7 +21,7 @@ GAUSS_CASES = [(s, k, d) for s, k in [(0.5, 1), (1.0, 1), (2.0, 10), (5.0, 100),
 
 @pytest.mark.parametrize("sigma,k,delta", GAUSS_CASES)
 def test_gaussian_epsilon_bracket(sigma, k, delta):
-    acc = Accountant([Row(Gaussian(sigma), k)], eps_error=0.01)
+    acc = Accountant([Row(Gaussian(sigma), k)], eps_error=0.01, closed_forms=False)
     b = acc.epsilon(delta)
     exact = ref.gaussian_epsilon(math.sqrt(k) / sigma, delta)
     assert b.lower <= exact <= b.upper
@@ -31,7 +31,7 @@ def test_gaussian_epsilon_bracket(sigma, k, delta):
 
 @pytest.mark.parametrize("sigma,k", [(1.0, 1), (4.0, 50), (12.0, 3000)])
 def test_gaussian_delta_bracket(sigma, k):
-    acc = Accountant([Row(Gaussian(sigma), k)])
+    acc = Accountant([Row(Gaussian(sigma), k)], closed_forms=False)
     mu = math.sqrt(k) / sigma
     for eps in (0.0, 0.3, 1.0, 2.5, 5.0):
         b = acc.delta(eps)
@@ -43,7 +43,7 @@ def test_heterogeneous_gaussians_compose_by_mu():
     rows = [Row(Gaussian(2.0), 3), Row(Gaussian(5.0, sensitivity=2.0), 10), Row(Gaussian(1.5), 1)]
     mu = math.sqrt(3 / 4 + 10 * 4 / 25 + 1 / 2.25)
     for delta in (1e-4, 1e-6):
-        b = Accountant(rows).epsilon(delta)
+        b = Accountant(rows, closed_forms=False).epsilon(delta)
         assert b.lower <= ref.gaussian_epsilon(mu, delta) <= b.upper
 
 
@@ -51,7 +51,7 @@ def test_heterogeneous_gaussians_compose_by_mu():
 @pytest.mark.parametrize("delta", [1e-3, 1e-6])
 def test_pure_dp_binomial(eps0, k, delta):
     for mech in (PureDP(eps0), RandomizedResponse(eps0)):
-        b = Accountant([Row(mech, k)]).epsilon(delta)
+        b = Accountant([Row(mech, k)], closed_forms=False).epsilon(delta)
         exact = ref.rr_kfold_epsilon(eps0, k, delta)
         assert b.lower <= exact <= b.upper, (mech, b, exact)
         assert b.upper - b.lower <= 0.02 + 1e-12
@@ -59,7 +59,7 @@ def test_pure_dp_binomial(eps0, k, delta):
 
 @pytest.mark.parametrize("eps0,d0,k", [(0.1, 1e-7, 30), (0.5, 1e-6, 10), (1.0, 1e-4, 4), (0.05, 1e-9, 500)])
 def test_approx_dp_binomial(eps0, d0, k):
-    acc = Accountant([Row(ApproxDP(eps0, d0), k)])
+    acc = Accountant([Row(ApproxDP(eps0, d0), k)], closed_forms=False)
     for delta in (1e-3, 1e-5):
         b = acc.epsilon(delta)
         exact = ref.rr_kfold_epsilon(eps0, k, delta, d0)
@@ -72,7 +72,7 @@ def test_approx_dp_binomial(eps0, d0, k):
 
 def test_zero_epsilon_approx_dp_is_one_minus_power():
     d0, k = 1e-3, 25
-    b = Accountant([Row(ApproxDP(0.0, d0), k)]).delta(0.5)
+    b = Accountant([Row(ApproxDP(0.0, d0), k)], closed_forms=False).delta(0.5)
     exact = 1 - (1 - d0) ** k
     assert b.lower <= exact <= b.upper
     assert b.upper - b.lower < 1e-9
@@ -98,8 +98,8 @@ def test_single_subsampled_gaussian_both_orders(sigma, q):
 
 
 def test_sampling_rate_one_is_gaussian():
-    a = Accountant([Row(SubsampledGaussian(1.3, 1.0), 40)]).epsilon(1e-6)
-    b = Accountant([Row(Gaussian(1.3), 40)]).epsilon(1e-6)
+    a = Accountant([Row(SubsampledGaussian(1.3, 1.0), 40)], closed_forms=False).epsilon(1e-6)
+    b = Accountant([Row(Gaussian(1.3), 40)], closed_forms=False).epsilon(1e-6)
     assert a == b
 
 
@@ -120,7 +120,7 @@ def test_edge_values():
 def test_tiny_delta_never_below_truth():
     """float64 cannot certify every delta: the answer may widen (up to inf), never undershoot."""
     mu = 1.0 / 0.7 * math.sqrt(50)
-    acc = Accountant([Row(Gaussian(0.7), 50)])
+    acc = Accountant([Row(Gaussian(0.7), 50)], closed_forms=False)
     for delta in (1e-10, 1e-12, 1e-13, 1e-15):
         b = acc.epsilon(delta)
         exact = ref.gaussian_epsilon(mu, delta)
@@ -131,9 +131,27 @@ def test_tiny_delta_never_below_truth():
 def test_grid_cap_widens_but_still_contains_truth():
     """When the window needs more points than allowed, the mesh coarsens and the bracket widens."""
     sigma, k = 3.0, 5000
-    acc = Accountant([Row(Gaussian(sigma), k)], eps_error=0.01, n_max=2 ** 14)
+    acc = Accountant([Row(Gaussian(sigma), k)], eps_error=0.01, n_max=2 ** 14,
+                     closed_forms=False)
     b = acc.epsilon(1e-6)
     exact = ref.gaussian_epsilon(math.sqrt(k) / sigma, 1e-6)
     assert b.lower <= exact <= b.upper
     assert acc.eps_error_used > 0.01 and acc.warnings
     assert b.upper - b.lower <= 2 * acc.eps_error_used
+
+
+@pytest.mark.parametrize("rows", [
+    [Row(Gaussian(2.0), 10), Row(Gaussian(3.0, 2.0), 4)],
+    [Row(PureDP(0.3), 40)],
+    [Row(ApproxDP(0.2, 1e-6), 25)],
+    [Row(RandomizedResponse(1.0), 3), Row(PureDP(1.0), 2)],
+])
+def test_closed_form_shortcut_agrees_with_fft_path(rows):
+    for delta in (1e-4, 1e-7):
+        exact = Accountant(rows).epsilon(delta)
+        fft = Accountant(rows, closed_forms=False).epsilon(delta)
+        if math.isinf(exact.estimate):
+            assert math.isinf(fft.lower)
+            continue
+        assert exact.upper - exact.lower <= 1e-5 * max(1.0, exact.estimate)
+        assert fft.lower <= exact.estimate <= fft.upper

@@ -23,7 +23,6 @@ from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtr, ndtri
 
 from .mechanisms import MAX_COUNT, Mechanism, Row
@@ -317,7 +316,23 @@ def _gdp_eps(mu: float, delta: float) -> float:
     hi = 0.5 * mu * mu + mu * math.sqrt(-2 * ld) + 1.0  # Gaussian tail bound: delta(hi) < delta
     if not math.isfinite(hi) or not _gdp_log_delta(mu, hi) < ld:  # rounding hides the root
         return math.inf
-    return brentq(lambda e: float(_gdp_log_delta(mu, e)) - ld, 0.0, hi, xtol=1e-15, rtol=1e-15)
+    return _bisect(lambda e: float(_gdp_log_delta(mu, e)) - ld, 0.0, hi)
+
+
+def _bisect(f: Callable[[float], float], a: float, b: float) -> float:
+    """Root of a decreasing f on [a, b] with f(a) >= 0 > f(b), to float resolution.
+
+    (Plain bisection: importing scipy.optimize would cost a quarter of a second per CLI call.)
+    """
+    for _ in range(200):
+        m = 0.5 * (a + b)
+        if m in (a, b):
+            break
+        if f(m) >= 0:
+            a = m
+        else:
+            b = m
+    return b
 
 
 # ------------------------------------------------------------------ exact (KOV)
@@ -399,6 +414,21 @@ def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[fl
     if x > drift:  # advanced: the smallest delta' with sqrt(2 log(1/delta') s2) + drift <= x
         basic = min(basic, 1.0, d1 + (math.exp(-(x - drift) * (x - drift) / (2 * s2)) if s2 > 0 else 0.0))
     return basic, ""
+
+
+def exact_value(rows: Sequence[Row], x: float, want_eps: bool) -> float | None:
+    """The exact epsilon at delta = x (or delta at epsilon = x) when a closed form applies:
+    every active row Gaussian (mu composes exactly), or one homogeneous pure/approximate-DP
+    row (Kairouz-Oh-Viswanath). None otherwise. Inputs must already be validated."""
+    active, blatant = _scan(rows)
+    if blatant or not active:
+        return None
+    mu2, exact = _gdp_total(active)
+    if exact and mu2 is not None:
+        mu = math.sqrt(mu2)
+        return _gdp_eps(mu, x) if want_eps else float(np.exp(_gdp_log_delta(mu, x)))
+    value, _ = _compute("exact", active, x, want_eps)
+    return value
 
 
 def _compare(rows: Sequence[Row], x: float, want_eps: bool) -> dict[str, Comparison]:
