@@ -231,7 +231,7 @@ def _kl_integrand(which: str, lb: Array, log_dens: Array) -> Array:
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
 
 
-def integrate(f: Callable[[Array], Array], breaks: list[float], panels: int = 256
+def integrate(f: Callable[[Array], Array], breaks: list[float], panels: int = 64
               ) -> tuple[float, float]:
     """Composite 16-point Gauss-Legendre over consecutive breaks, with an error estimate.
 
@@ -250,6 +250,19 @@ def integrate(f: Callable[[Array], Array], breaks: list[float], panels: int = 25
 
     fine, coarse = rule(panels), rule(panels // 2)
     return fine, abs(fine - coarse)
+
+
+def _refined(lo: float, hi: float, centres: list[float], width: float) -> list[float]:
+    """Breakpoints on [lo, hi] refined geometrically (width * 4^j) around each centre."""
+    pts = {lo, hi}
+    for c in centres:
+        for j in range(24):
+            for p in (c - width * 4.0 ** j, c + width * 4.0 ** j):
+                if lo < p < hi:
+                    pts.add(p)
+        if lo < c < hi:
+            pts.add(c)
+    return sorted(pts)
 
 
 def _kl_pair(f: Callable[[Array], Array], breaks: list[float]) -> tuple[float, float]:
@@ -295,6 +308,8 @@ def subsampled_gaussian(s: float, q: float, order: str = "remove") -> PRV:
         return f
 
     zlo, zhi = -40.0, 40.0 + 1.0 / s
+    # where q e^{l0} crosses 1 - q: the loss bends there on a z-scale of s
+    zkink = (1.0 + 2.0 * s2 * (math.log1p(-q) - math.log(q))) / (2.0 * s)
     if order == "remove":
         def cdf(t: Array) -> Array:
             t = np.asarray(t, dtype=float)
@@ -310,7 +325,7 @@ def subsampled_gaussian(s: float, q: float, order: str = "remove") -> PRV:
                 v = q * ndtr((1.0 - x) / s) + (1.0 - q) * ndtr(-x / s)
             return np.where(t <= cut, 1.0, v)
 
-        mean, err = _kl_pair(integrand("psi"), [zlo, 0.0, 1.0 / s, zhi])
+        mean, err = _kl_pair(integrand("psi"), _refined(zlo, zhi, [0.0, 1.0 / s, zkink], s))
         centre = float(_log_mix(q, np.array([0.5 / s2]))[0])
         cont = Continuous(cut, math.inf, 1.0, cdf, sf, centre)
     else:
@@ -326,7 +341,7 @@ def subsampled_gaussian(s: float, q: float, order: str = "remove") -> PRV:
                 v = ndtr(x_of(-t) / s)
             return np.where(t >= -cut, 0.0, v)
 
-        mean, err = _kl_pair(integrand("phi"), [zlo, 0.0, 1.0 / s, zhi])
+        mean, err = _kl_pair(integrand("phi"), _refined(zlo, zhi, [0.0, 1.0 / s, zkink], s))
         centre = -float(_log_mix(q, np.array([-0.5 / s2]))[0])
         cont = Continuous(-math.inf, -cut, 1.0, cdf, sf, centre)
     return PRV((), 0.0, cont, mean, err)
@@ -359,7 +374,7 @@ def subsampled_laplace(eps0: float, q: float, order: str = "remove") -> PRV:
         def g(x: Array) -> Array:
             lb = _log_mix(q, e * (2 * x - 1))
             return _kl_integrand(which, lb, math.log(0.5 * e) - e * x)
-        return _kl_pair(g, [0.0, 0.5, 1.0])
+        return _kl_pair(g, _refined(0.0, 1.0, [0.0, 0.5, 1.0], 1.0 / e))
 
     if order == "remove":
         m_lo = 0.5 * q * em + 0.5 * (1.0 - q)
@@ -371,7 +386,9 @@ def subsampled_laplace(eps0: float, q: float, order: str = "remove") -> PRV:
 
         def sf(t: Array) -> Array:
             x = x_of(t)
-            return -0.5 * q * np.expm1(e * (x - 1.0)) + 0.5 * (1.0 - q) * em * np.expm1(e * (1.0 - x))
+            u = e * (1.0 - x)  # (1-q)/2 (e^{-e x} - e^{-e}) without overflow or cancellation
+            tail_q0 = np.where(u < 1.0, em * np.expm1(np.minimum(u, 1.0)), np.exp(-e * x) - em)
+            return -0.5 * q * np.expm1(e * (x - 1.0)) + 0.5 * (1.0 - q) * tail_q0
 
         mid, err = middle("psi")
         consts = _constant_pieces("psi", t_minus, t_plus, e)
