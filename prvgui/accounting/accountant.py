@@ -123,26 +123,29 @@ class Accountant:
         self._cache: dict[tuple[str, float], _Side] = {}
         #: the largest eps_error actually achieved (above eps_error when the grid was capped)
         self.eps_error_used = self.eps_error
+        self._notes: list[str] = []
+        #: delta -> error level behind the answer given for it
+        self._used: dict[float, float] = {}
 
     # ------------------------------------------------------------ building
     @property
     def total_count(self) -> int:
         return sum(r.count for r in self.rows if r.count > 0 and not r.mechanism.is_trivial())
 
-    def _side(self, order: str, err: float, progress=None) -> _Side:
-        key = (order, err)
+    def _side(self, order: str, err: float, progress=None, extended: bool = False) -> _Side:
+        key = (order, err, extended)
         if key not in self._cache:
-            self._cache[key] = self._build(order, err, progress)
+            self._cache[key] = self._build(order, err, progress, extended)
         return self._cache[key]
 
-    def _build(self, order: str, err: float, progress=None) -> _Side:
+    def _build(self, order: str, err: float, progress=None, extended: bool = False) -> _Side:
         prvs = _rows_prvs(self.rows, order)
         if not prvs:
             return _Side(None, {"trivial": True})
         scale = 1.0
         while True:
             try:
-                return self._build_at(prvs, order, err, scale, progress)
+                return self._build_at(prvs, order, err, scale, progress, extended)
             except GridTooLarge as exc:
                 # coarsen so that the window fits in n_max points; the bracket widens
                 # in proportion (reported in the budget and in ``warnings``)
@@ -159,7 +162,8 @@ class Accountant:
         k_total = sum(k for _, k in prvs)
         return t * math.sqrt(2.0 / (k_total * math.log(4.0 / err)))
 
-    def _build_at(self, prvs, order: str, err: float, scale: float, progress) -> _Side:
+    def _build_at(self, prvs, order: str, err: float, scale: float, progress,
+                  extended: bool = False) -> _Side:
         t = scale * T_FRACTION * self.eps_error
         k_total = sum(k for _, k in prvs)
         e_tr = e_w = err / 4
@@ -171,7 +175,7 @@ class Accountant:
             tau = e_tr * prv.finite_mass / (2.0 * k_total)
             discs.append((discretize(prv, h, tau, max_cells=self.n_max), k))
         composed = compose(discs, e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
-                           agg_max=scale * AGG_FRACTION * self.eps_error)
+                           agg_max=scale * AGG_FRACTION * self.eps_error, extended=extended)
         bias = sum(k * d.bias for d, k in discs)
         slack = t - bias
         hoeff = math.exp(-2.0 * slack * slack / (k_total * h * h)) if slack > 0 else 1.0
@@ -182,16 +186,18 @@ class Accountant:
                   "n_fft": composed.parts.get("n", 1), "decimation": composed.parts.get("decimation", 1),
                   "hoeffding": hoeff, "truncation": trunc, "window": composed.parts.get("window", 0.0),
                   "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
-                  "fp_rel": composed.err_rel, "bias": bias, "total_abs": prof.err_abs}
+                  "fp_rel": composed.err_rel, "bias": bias, "total_abs": prof.err_abs,
+                  "long_double": extended}
         return _Side(prof, budget)
 
     @property
     def warnings(self) -> list[str]:
         """Human-readable notes about the answers given so far."""
+        out = list(self._notes)
         if self.eps_error_used > self.eps_error * (1 + 1e-9):
-            return [f"the grid is limited to {self.n_max} points, so the bracket is wider than "
-                    f"requested: eps_error {self.eps_error_used:.3g} instead of {self.eps_error:g}"]
-        return []
+            out.insert(0, f"the grid is limited to {self.n_max} points, so the bracket is wider than "
+                          f"requested: eps_error {self.eps_error_used:.3g} instead of {self.eps_error:g}")
+        return out
 
     def _exact(self, x: float, want_eps: bool) -> Bounds | None:
         """Closed-form answers (all-Gaussian, or one homogeneous pure/approx-DP row), with the
@@ -231,16 +237,26 @@ class Accountant:
             return exact
         level = self._level(delta)
         res = self._epsilon_at(delta, level, progress)
-        if res.upper - res.lower > 2 * self.eps_error_used and math.isfinite(res.upper):
-            finer = self._epsilon_at(delta, level * 1e-3, progress)
+        if res.upper - res.lower > 2 * self.eps_error_used:
+            # retry with a smaller additive error, the FFTs of the rows in long double
+            # (the power X^k multiplies their round-off by k)
+            finer = self._epsilon_at(delta, level * 1e-3, progress, extended=True)
             if finer.upper - finer.lower < res.upper - res.lower:
                 res = finer
+                self._used[delta] = level * 1e-3
+        if math.isfinite(res.estimate) and res.upper - res.lower > 2 * self.eps_error_used * 1.001:
+            err = max(b.get("total_abs", 0.0) for b in self.error_budget(delta))
+            note = (f"delta {delta:g} is close to what float64 can resolve for this composition "
+                    f"(additive error {err:.1g}), so the bracket is wider than 2 * eps_error"
+                    + ("; the upper bound is infinite" if math.isinf(res.upper) else ""))
+            if note not in self._notes:
+                self._notes.append(note)
         return res
 
-    def _epsilon_at(self, delta: float, level: float, progress=None) -> Bounds:
+    def _epsilon_at(self, delta: float, level: float, progress=None, extended: bool = False) -> Bounds:
         parts = []
         for i, order in enumerate(self.orders):
-            side = self._side(order, level, _sub_progress(progress, i, len(self.orders)))
+            side = self._side(order, level, _sub_progress(progress, i, len(self.orders)), extended)
             if side.profile is None:
                 parts.append(Bounds(0.0, 0.0, 0.0))
             else:
@@ -288,8 +304,10 @@ class Accountant:
 
     def error_budget(self, delta: float) -> list[dict]:
         """The error terms behind epsilon(delta), one dict per order of the pair."""
-        level = self._level(check_delta(delta))
-        return [self._side(o, level).budget for o in self.orders]
+        delta = check_delta(delta)
+        level = self._used.get(delta, self._level(delta))
+        ext = delta in self._used
+        return [self._side(o, level, extended=ext).budget for o in self.orders]
 
     def profiles(self, level: float) -> list[CertifiedProfile]:
         return [s.profile for o in self.orders if (s := self._side(o, level)).profile is not None]
