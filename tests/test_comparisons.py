@@ -95,12 +95,15 @@ def test_blatant_row(mech):
 
 def test_not_applicable_notes():
     out = compare_epsilon([Row(ApproxDP(1.0, 1e-8), 10), Row(Gaussian(2.0), 1)], 1e-5)
-    assert out["rdp"].value is None and "approx_dp" in out["rdp"].note
+    # RDP covers the Gaussian; the approx_dp rows join by basic composition
+    gauss_only = compare_epsilon([Row(Gaussian(2.0), 1)], 1e-5 - 1e-7)["rdp"].value
+    assert out["rdp"].value == pytest.approx(gauss_only + 10.0, rel=1e-12)
+    assert "approx_dp" in out["rdp"].note
     assert out["gdp"].value is None and out["exact"].value is None and out["exact"].note
     assert out["basic"].value is None and "gaussian" in out["basic"].note
     out = compare_epsilon([Row(ApproxDP(1.0, 1e-3), 10)], 1e-5)  # deltas exceed target
     assert out["basic"].value == math.inf and out["advanced"].value is None
-    assert rdp_delta_curve([Row(ApproxDP(1.0, 1e-8), 1)], [1.0]) is None
+    assert rdp_delta_curve([Row(ApproxDP(1.0, 1e-8), 1)], [0.5, 1.0]).tolist() == [1.0, 1e-8]
     assert gdp_mu([Row(ApproxDP(1.0, 1e-8), 1)]) is None
 
 
@@ -271,8 +274,11 @@ def test_epsilon_vs_count_matches_compare_epsilon():
         out = compare_epsilon(rows_c, 1e-6)
         assert r == pytest.approx(out["rdp"].value, rel=1e-12)
         assert g == pytest.approx(out["gdp"].value, rel=1e-9)
-    none = epsilon_vs_count([Row(ApproxDP(1.0, 1e-9), 1), Row(Gaussian(1.0))], 1, [1, 2], 1e-5)
-    assert none["rdp"] is None and none["gdp"] is None
+    mixed = epsilon_vs_count([Row(ApproxDP(1.0, 1e-9), 1), Row(Gaussian(1.0))], 1, [1, 2], 1e-5)
+    for c, r in zip([1, 2], mixed["rdp"]):
+        assert r == pytest.approx(compare_epsilon([Row(ApproxDP(1.0, 1e-9), 1), Row(Gaussian(1.0), c)],
+                                                  1e-5)["rdp"].value, rel=1e-12)
+    assert mixed["gdp"] is None
     blat = epsilon_vs_count([Row(Gaussian(0.0), 1), Row(Gaussian(1.0))], 0, [0, 2], 1e-5)
     assert gaussian_eps(1.0, 1e-5) <= blat["rdp"][0] < math.inf
     assert blat["gdp"][0] == pytest.approx(gaussian_eps(1.0, 1e-5), abs=1e-9)
@@ -350,3 +356,11 @@ def test_bad_arrays_and_rows():
     for bad in ([1.5], [-1], [math.nan]):
         with pytest.raises(ValueError, match="counts"):
             epsilon_vs_count(rows, 0, bad, 1e-5)
+
+
+def test_rdp_with_approx_rows_stays_above_the_certified_lower_bound():
+    from prvgui.accounting import Accountant
+    rows = [Row(SubsampledGaussian(0.8, 0.01), 3000), Row(ApproxDP(0.05, 1e-8), 2), Row(Laplace(10.0), 3)]
+    for delta in (1e-4, 1e-6):
+        prv = Accountant(rows).epsilon(delta)
+        assert compare_epsilon(rows, delta)["rdp"].value >= prv.lower

@@ -217,13 +217,35 @@ def _row_rdp(mech: Mechanism) -> np.ndarray | None:
     return out
 
 
-def _rdp_total(active: list[Row]) -> tuple[np.ndarray | None, str]:
-    total = np.zeros(ORDERS.shape)
+def _rdp_split(active: list[Row]) -> tuple[np.ndarray, float, float]:
+    """RDP of the rows it applies to, plus (sum count eps_i, sum count delta_i) of the
+    approx_dp rows with delta > 0, which join by basic composition:
+    (eps_R(delta'), delta') then (sum eps_i, sum delta_i) gives
+    (eps_R(delta') + sum eps_i, delta' + sum delta_i)."""
+    total, e_sum, d_sum = np.zeros(ORDERS.shape), [], []
     for row in active:
-        if (r := _row_rdp(row.mechanism)) is None:
-            return None, f"RDP does not apply to {row.mechanism.kind} with delta > 0"
-        total = total + row.count * r
-    return total, ""
+        r = _row_rdp(row.mechanism)
+        if r is None:  # approx_dp with delta > 0 (the only kind without RDP)
+            e, d = _eps_delta(row.mechanism)
+            e_sum.append(row.count * e)
+            d_sum.append(row.count * d)
+        else:
+            total = total + row.count * r
+    return total, math.fsum(e_sum), math.fsum(d_sum)
+
+
+def _rdp_eps_split(r: np.ndarray, e_sum: float, d_sum: float, delta: float) -> float:
+    if d_sum >= delta:
+        return math.inf
+    return float(_rdp_eps(r, delta - d_sum)) + e_sum
+
+
+def _rdp_delta_split(r: np.ndarray, e_sum: float, d_sum: float, eps: np.ndarray) -> np.ndarray:
+    out = np.ones(eps.shape)
+    ok = eps >= e_sum
+    if np.any(ok):
+        out[ok] = np.minimum(_rdp_delta(r, eps[ok] - e_sum) + d_sum, 1.0)
+    return out
 
 
 def _rdp_eps(r: np.ndarray, delta: float) -> np.ndarray:
@@ -378,10 +400,12 @@ def _kov(e0: float, d0: float, k: int, x: float, want_eps: bool) -> float:
 def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[float | None, str]:
     """One accountant: epsilon at delta = x (want_eps) or delta at epsilon = x."""
     if name == "rdp":
-        r, note = _rdp_total(active)
-        if r is None:
-            return None, note
-        return float(_rdp_eps(r, x) if want_eps else _rdp_delta(r, np.array([x]))[0]), ""
+        r, e_sum, d_sum = _rdp_split(active)
+        note = "approx_dp rows added by basic composition" if d_sum > 0 else ""
+        if want_eps:
+            v = _rdp_eps_split(r, e_sum, d_sum, x)
+            return v, (note if math.isfinite(v) else "delta is not larger than the approx_dp rows' deltas")
+        return float(_rdp_delta_split(r, e_sum, d_sum, np.array([x]))[0]), note
     if name == "gdp":
         if (mu2 := _gdp_total(active)[0]) is None:
             return None, "GDP does not apply to approx_dp with delta > 0"
@@ -482,8 +506,8 @@ def rdp_delta_curve(rows: Sequence[Row], eps: np.ndarray) -> np.ndarray | None:
     active, blatant = _scan(rows)
     if blatant:
         return np.ones(eps.shape)
-    r, _ = _rdp_total(active)
-    return None if r is None else _rdp_delta(r, eps)
+    r, e_sum, d_sum = _rdp_split(active)
+    return _rdp_delta_split(r, e_sum, d_sum, eps)
 
 
 def gdp_mu(rows: Sequence[Row]) -> float | None:
@@ -545,10 +569,14 @@ def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
         unit, unit2 = np.full(ORDERS.shape, v), v
     else:
         unit, unit2 = _row_rdp(mech), _row_mu2(mech)
-    (r0, _), (m0, _) = _rdp_total(active), _gdp_total(active)
+    (r0, e0, d0), (m0, _) = _rdp_split(active), _gdp_total(active)
     with np.errstate(invalid="ignore"):
-        rdp = None if r0 is None or unit is None else _rdp_eps(
-            r0 + np.where(c[:, None] > 0, c[:, None] * unit, 0.0), delta)
+        if unit is None:  # the varying row is approx_dp with delta > 0
+            e1, d1 = _eps_delta(mech)
+            rdp = np.array([_rdp_eps_split(r0, e0 + cc * e1, d0 + cc * d1, delta) for cc in c])
+        else:
+            rdp = (np.full(c.shape, math.inf) if d0 >= delta else _rdp_eps(
+                r0 + np.where(c[:, None] > 0, c[:, None] * unit, 0.0), delta - d0) + e0)
         mu2 = None if m0 is None or unit2 is None else m0 + np.where(c > 0, c * unit2, 0.0)
     if mu2 is not None:
         cache = {m: _gdp_eps(math.sqrt(m), delta) for m in np.unique(mu2)}
