@@ -6,7 +6,6 @@ one subsampled Gaussian step in closed form.
 """
 import math
 
-import numpy as np
 import pytest
 
 from prvgui.accounting import (Accountant, ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
@@ -77,6 +77,16 @@ def _cancel_fn(cancel) -> Callable[[], bool] | None:
     return cancel
 
 
+def region_boundary(eps: float, delta: float, alpha: np.ndarray) -> np.ndarray:
+    """The tradeoff curve of (eps, delta)-DP: max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a))."""
+    if math.isinf(eps):
+        return np.zeros_like(alpha)
+    with np.errstate(over="ignore"):
+        a = 1.0 - delta - math.exp(min(eps, 700.0)) * alpha
+    b = math.exp(-eps) * (1.0 - delta - alpha)
+    return np.maximum.reduce([np.zeros_like(alpha), a, b])
+
+
 def steps_counts(total: int, points: int) -> np.ndarray:
     """Up to ``points`` counts from 1 to ``total``: log-spaced at first, then linear."""
     points = max(2, min(int(points), 200))
@@ -139,7 +149,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             lo = es = up = np.zeros_like(alpha)
         mu = cmp.gdp_mu(rows)
         gdp = cmp.gdp_tradeoff(mu, alpha) if mu is not None and math.isfinite(mu) else None
-        tradeoff = Curve("alpha", alpha, {"lower": lo, "estimate": es, "upper": up, "gdp": gdp})
+        tradeoff = Curve("alpha", alpha, {"lower": lo, "estimate": es, "upper": up, "gdp": gdp,
+                                          "region": region_boundary(eps.upper, request.delta, alpha)})
     if request.want_pld and profs:
         step(0.68, "privacy loss distribution")
         x, dens, inf_mass = pld_for_plot(profs[0])

@@ -7,6 +7,7 @@ the message shown to the user, e.g. ``sigma must be a number, got 'abc'``.
 from __future__ import annotations
 
 import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 #: short symbols for parameter names, used in the table's summary column
 SYMBOLS = {"sigma": "σ", "sampling_rate": "q", "sensitivity": "Δ", "scale": "b",
@@ -67,7 +68,7 @@ def fmt_value(value: object) -> str:
     if isinstance(value, int):
         return str(value)
     if math.isfinite(value) and value == int(value) and abs(value) < 1e15:
-        return str(int(value)) if abs(value) >= 1 or value == 0 else repr(value)
+        return str(int(value))
     return repr(value)
 
 
@@ -82,7 +83,24 @@ def fmt(x: object, digits: int = 4) -> str:
         return "nan"
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
+    if x == 0:
+        return "0"
     return f"{x:.{digits}g}"
+
+
+def fmt_bound(x: object, digits: int = 4, up: bool = True) -> str:
+    """Like ``fmt`` but rounded outwards, so that a printed upper bound is still an upper bound
+    (2.39122 shows as 2.392, not 2.391) and a printed lower bound still a lower bound."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x == 0:
+        return fmt(x, digits)
+    x = float(x)
+    nearest = float(f"{x:.{digits}g}")
+    if abs(nearest - x) <= 1e-12 * abs(x):  # binary noise of a short decimal, e.g. 1e-05
+        return fmt(nearest, digits)
+    d = Decimal(x)
+    step = Decimal(1).scaleb(d.adjusted() - digits + 1)
+    q = d.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return fmt(float(q), digits)
 
 
 def fmt_count(x: object) -> str:
@@ -96,7 +114,8 @@ def param_summary(kind: str, params: dict) -> str:
     parts = []
     for name, value in params.items():
         sym = SYMBOLS.get(name, name)
-        text = fmt(value, 6) if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        text = fmt(value, 6) if number else repr(value)
         parts.append(f"{sym}={text}")
     return ", ".join(parts)
 

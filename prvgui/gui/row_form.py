@@ -6,7 +6,9 @@ about and is shown under the form; invalid rows are never sent to the engine.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from dataclasses import MISSING, fields
+
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QVBoxLayout, QWidget)
 
@@ -46,6 +48,7 @@ class RowForm(QGroupBox):
         self._doc, self._editor = doc, editor
         self._i: int | None = None
         self._kind: str | None = None
+        self._defaults: dict[str, object] = {}
         self._session = 0
         outer = QVBoxLayout(self)
         self.placeholder = QLabel("Select a row of the table, or add a mechanism with “Add”.")
@@ -116,10 +119,14 @@ class RowForm(QGroupBox):
             self.layout_.removeRow(2)
         self.params = {}
         descriptions = MECHANISM_KINDS[kind].PARAMS
+        self._defaults = {f.name: f.default for f in fields(MECHANISM_KINDS[kind])
+                          if f.default is not MISSING}
         for name in param_names(kind):
             title, unit = field_text(kind, name)
             f = _Field(unit, f"{descriptions.get(name, name)}. Typed as a number, e.g. 1e-3.")
             f.edit.setObjectName(f"param_{name}")
+            if name in self._defaults:
+                f.edit.setPlaceholderText(f"{fmt_value(self._defaults[name])} (default)")
             f.edit.textEdited.connect(lambda text, n=name: self._param_edited(n, text))
             f.edit.editingFinished.connect(self._end_session)
             self.params[name] = f
@@ -165,12 +172,19 @@ class RowForm(QGroupBox):
             self._push(row.with_kind(kind), "Change mechanism of row", None)
 
     def _param_edited(self, name: str, text: str) -> None:
-        if (row := self._current()) is not None:
-            self._push(row.with_param(name, parse_number(text)), f"Edit {name} of row", ("param", name))
+        if (row := self._current()) is None:
+            return
+        if not text.strip() and name in self._defaults:  # empty optional field: use the default
+            params = {k: v for k, v in row.params.items() if k != name}
+            new = RowSpec(row.kind, params, row.count, row.label)
+        else:
+            new = row.with_param(name, parse_number(text))
+        self._push(new, f"Edit {name} of row", ("param", name))
 
     def _count_edited(self, text: str) -> None:
         if (row := self._current()) is not None:
-            self._push(RowSpec(row.kind, dict(row.params), parse_count(text), row.label),  # type: ignore[arg-type]
+            count = parse_count(text)
+            self._push(RowSpec(row.kind, dict(row.params), count, row.label),  # type: ignore[arg-type]
                        "Edit count of row", "count")
 
 

@@ -14,7 +14,6 @@ def mark(widget: QWidget, error: str | None, tip: str = "") -> None:
     """Colour a field red and put the reason in its tooltip (or clear both)."""
     widget.setStyleSheet(INVALID_STYLE if error else "")
     widget.setToolTip(f"<b>Invalid:</b> {error}<br>{tip}" if error else tip)
-    widget.setProperty("invalid", bool(error))
 
 
 class ErrorLabel(QLabel):

@@ -48,7 +48,10 @@ class _Job(QObject):
         except Cancelled:
             self.cancelled.emit(rid)
         except MemoryError as exc:
-            self.failed.emit(rid, f"{exc or 'out of memory'}; try a larger accuracy (ε error)")
+            message = str(exc) or "out of memory"
+            if "eps_error" not in message:
+                message += "; try a larger accuracy (ε error)"
+            self.failed.emit(rid, message)
         except Exception as exc:  # noqa: BLE001 - any engine failure is reported, never fatal
             self.failed.emit(rid, str(exc) or type(exc).__name__)
         else:
@@ -104,7 +107,13 @@ class Recomputer(QObject):
 
     @property
     def latest_id(self) -> int:
+        """Id of the request whose answer may still be shown (0: none)."""
         return self._latest
+
+    @property
+    def submitted(self) -> int:
+        """How many requests have been sent to the worker so far."""
+        return self._next_id
 
     def elapsed(self) -> float:
         """Seconds since the latest request was submitted."""

@@ -1,0 +1,380 @@
+"""The main window: composition editor and targets on the left, results and plots on the right.
+
+Every document event makes the shown result stale and restarts the debounced background
+computation (``Recomputer``); the request is a snapshot of a document that validated, so
+invalid input never reaches the engine.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
+from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
+                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
+
+from ..accounting.engine import Request
+from ..document.model import Document, RowSpec
+from .dpsgd_helper import DpSgdDialog
+from .editor import CompositionEditor
+from .files import FileController, settings
+from .plots import TABS, StepsTab
+from .results_panel import ResultsPanel
+from .steps_choice import StepsChoice
+from .targets import TargetsWidget
+from .undo import Editor
+from .widgets import ERROR_COLOR
+from .worker import InputError, Recomputer
+
+PROFILE_POINTS, TRADEOFF_POINTS, STEPS_POINTS = 100, 101, 40
+EXPORT_FILTERS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)", "csv": "CSV table (*.csv)"}
+GUIDE = """<p><b>Build a composition</b> in the table: <i>Add</i> a mechanism, then edit its
+parameters in the form below the table (hover over a field for what it means). <i>Count</i> is how
+many times it runs. For DP-SGD use a <i>Subsampled Gaussian</i> row and the <i>DP-SGD helper</i>.</p>
+<p><b>Read the result</b>: ε ≤ upper is certified at the target δ; lower and estimate show how tight
+the bracket is. RDP is a looser upper bound; GDP is an approximation that may under-report.</p>
+<p>Every edit recomputes in the background; invalid values are marked red and nothing is computed
+until they are fixed. Plots export as PNG, SVG and CSV.</p>"""
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, persist: bool = True) -> None:
+        super().__init__()
+        self.persist = persist
+        self.doc = Document()
+        self.stack = QUndoStack(self)
+        self.editor = Editor(self.doc, self.stack)
+        self.last_result = None
+        self.last_doc: Document | None = None
+        self.composition = CompositionEditor(self.doc, self.editor)
+        self.targets = TargetsWidget(self.doc, self.editor)
+        self.results = ResultsPanel()
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("plots")
+        self.plots = {}
+        for title, cls in TABS:
+            tab = cls()
+            tab.export_requested.connect(lambda f, t=tab: self.export_plot(t, f))
+            self.plots[tab.kind] = tab
+            self.tabs.addTab(tab, title)
+        steps_tab: StepsTab = self.plots["steps"]  # type: ignore[assignment]
+        self.steps = StepsChoice(self.doc, steps_tab.row_choice)
+        self.files = FileController(self, self.doc, self.stack, persist)
+        self.files.check_inputs = self.targets.error
+        self.recomputer = Recomputer(self._make_request, parent=self)
+        self._build_layout()
+        self._build_status()
+        self._build_menus()
+        self._connect()
+        self._update_title()
+        self._restore()
+        self.results.clear("The composition is empty: add a mechanism with “Add”, "
+                           "or open an example from File ▸ Examples.")
+        self._set_status("Add a mechanism to start, or open an example from File ▸ Examples.")
+
+    # ------------------------------------------------------------ construction
+    def _build_layout(self) -> None:
+        left = QWidget()
+        lay = QVBoxLayout(left)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.composition, 1)
+        lay.addWidget(self.targets)
+        self.right = QSplitter(Qt.Orientation.Vertical)
+        self.right.addWidget(self.results)
+        self.right.addWidget(self.tabs)
+        self.right.setStretchFactor(1, 1)
+        self.right.setSizes([300, 500])
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.addWidget(left)
+        self.split.addWidget(self.right)
+        self.split.setStretchFactor(1, 1)
+        self.split.setSizes([490, 790])
+        self.setCentralWidget(self.split)
+        self.resize(1280, 800)
+
+    def _build_status(self) -> None:
+        bar = self.statusBar()
+        self.status = QLabel("")
+        self.status.setObjectName("status")
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bar.addWidget(self.status, 1)
+        self.elapsed = QLabel("")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setFixedWidth(220)
+        self.progress.setFormat("%p%")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancel")
+        self.cancel_button.setToolTip("Stop the running computation")
+        self.cancel_button.clicked.connect(self.recomputer.cancel)
+        for w in (self.elapsed, self.progress, self.cancel_button):
+            bar.addPermanentWidget(w)
+        self._clock = QTimer(self)
+        self._clock.setInterval(100)
+        self._clock.timeout.connect(self._tick)
+        self._show_busy("idle")
+
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        f.addAction("&New", QKeySequence.StandardKey.New, self.files.new)
+        f.addAction("&Open…", QKeySequence.StandardKey.Open, lambda: self.files.open())
+        self.files.fill_recent_menu(f.addMenu("Open &Recent"))
+        self.files.fill_examples_menu(f.addMenu("&Examples"))
+        f.addSeparator()
+        f.addAction("&Save", QKeySequence.StandardKey.Save, self.files.save)
+        f.addAction("Save &As…", QKeySequence.StandardKey.SaveAs, lambda: self.files.save_as())
+        f.addSeparator()
+        export = f.addMenu("&Export current plot")
+        for fmt_name in ("png", "svg", "csv"):
+            export.addAction(f"{fmt_name.upper()}…",
+                             lambda x=fmt_name: self.export_plot(self.current_plot(), x))
+        f.addSeparator()
+        f.addAction("&Quit", QKeySequence.StandardKey.Quit, self.close)
+        e = mb.addMenu("&Edit")
+        undo = self.stack.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.stack.createRedoAction(self, "&Redo")
+        redo.setShortcut(QKeySequence.StandardKey.Redo)
+        e.addAction(undo)
+        e.addAction(redo)
+        e.addSeparator()
+        e.addMenu(self.composition.add_menu)
+        for name in ("duplicate", "delete", "up", "down", "dpsgd"):
+            e.addAction(self.composition.actions_[name])
+        e.addSeparator()
+        e.addAction("&Copy results", QKeySequence("Ctrl+Shift+C"), self.copy_results)
+        c = mb.addMenu("&Compute")
+        c.addAction("&Recompute now", QKeySequence("F5"), self.recomputer.run_now)
+        c.addAction("&Cancel", self.recomputer.cancel)
+        self.help_menu = mb.addMenu("&Help")
+        self.help_menu.addAction("Quick &guide", QKeySequence.StandardKey.HelpContents, self.show_guide)
+        self.help_menu.addSeparator()
+        about = self.help_menu.addAction("&About prvgui", self.show_about)
+        about.setMenuRole(QAction.MenuRole.AboutRole)
+
+    def _connect(self) -> None:
+        self.doc.subscribe(self._on_document)
+        self.targets.validity_changed.connect(self._inputs_changed)
+        self.steps.changed.connect(self._inputs_changed)
+        self.composition.actions_["dpsgd"].triggered.connect(self.open_dpsgd_helper)
+        self.stack.cleanChanged.connect(self._update_title)
+        self.files.path_changed.connect(self._update_title)
+        r = self.recomputer
+        r.state_changed.connect(self._show_busy)
+        r.progress.connect(self._on_progress)
+        r.result_ready.connect(self._on_result)
+        r.failed.connect(self._on_failed)
+        r.blocked.connect(self._on_blocked)
+        r.cancelled.connect(self._on_cancelled)
+
+    # ------------------------------------------------------------ computing
+    def _make_request(self) -> tuple[Request, Document]:
+        if (err := self.targets.error()) is not None:
+            raise InputError(f"fix {err}")
+        errors = self.doc.errors()
+        if errors:
+            i, msg = errors[0]
+            raise InputError(f"fix row {i + 1}: {msg}")
+        if not len(self.doc):
+            raise InputError("the composition is empty: add a mechanism with “Add”")
+        try:
+            rows = tuple(self.doc.engine_rows())
+        except ValueError as exc:
+            raise InputError(f"fix {exc}") from None
+        t = self.doc.targets
+        snapshot = Document(list(self.doc.rows), self.doc.neighbouring, t)
+        request = Request(rows, t.delta, t.epsilon, t.eps_error, self.doc.neighbouring,
+                          profile_points=PROFILE_POINTS, tradeoff_points=TRADEOFF_POINTS,
+                          steps_row=self.steps.row(), steps_points=STEPS_POINTS, want_pld=True)
+        return request, snapshot
+
+    def _on_document(self, what: str, arg: object) -> None:
+        self._inputs_changed()
+
+    def _inputs_changed(self) -> None:
+        self.recomputer.invalidate()
+        if self.last_result is not None:
+            self.results.set_stale("Recomputing…")
+
+    def _show_busy(self, state: str) -> None:
+        busy = state in ("pending", "running", "cancelling")
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        self.cancel_button.setEnabled(state in ("pending", "running"))
+        if state == "running":
+            self.progress.setValue(0)
+            self._clock.start()
+            self._set_status("Computing…")
+        elif state == "pending":
+            self.progress.setValue(0)
+            self.elapsed.setText("")
+        elif state == "cancelling":
+            self._set_status("Cancelling…")
+        else:
+            self._clock.stop()
+
+    def _tick(self) -> None:
+        self.elapsed.setText(f"{self.recomputer.elapsed():.1f} s")
+
+    def _on_progress(self, fraction: float, text: str) -> None:
+        self.progress.setValue(int(1000 * max(0.0, min(1.0, fraction))))
+        self._set_status(f"Computing: {text}…")
+
+    def _on_result(self, result, snapshot: Document) -> None:
+        self.last_result, self.last_doc = result, snapshot
+        self.results.show_result(result)
+        for tab in self.plots.values():
+            tab.show_result(result)
+            tab.set_note(None)
+        self.elapsed.setText(f"{result.elapsed:.2f} s")
+        self._set_status(f"Done in {result.elapsed:.2f} s.")
+
+    def _on_failed(self, message: str) -> None:
+        message = message.replace("eps_error", "accuracy (ε error)")
+        self._set_status(f"Computation failed: {message}", error=True)
+        self.results.set_stale(f"Out of date. Computation failed: {message}", error=True)
+        self._plots_stale()
+
+    def _plots_stale(self) -> None:
+        for tab in self.plots.values():
+            if tab.result is not None:
+                tab.set_note("Out of date: the inputs changed (see the status bar)", error=True)
+
+    def _on_blocked(self, message: str) -> None:
+        empty = not len(self.doc)
+        self._set_status(message[0].upper() + message[1:], error=not empty)
+        if self.last_result is None or empty:
+            self.last_result = self.last_doc = None
+            self.results.clear(message[0].upper() + message[1:] + ".")
+            for tab in self.plots.values():
+                tab.clear()
+            self.results.set_stale(None)
+        else:
+            self.results.set_stale(f"Out of date: {message}", error=True)
+            self._plots_stale()
+
+    def _on_cancelled(self) -> None:
+        self._set_status("Cancelled. Edit anything or press F5 to compute again.")
+        if self.last_result is not None:
+            self.results.set_stale("Out of date: the computation was cancelled (F5 computes again).")
+            self._plots_stale()
+
+    def _set_status(self, text: str, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet(f"color: {ERROR_COLOR};" if error else "")
+
+    # ------------------------------------------------------------ commands
+    def current_plot(self):
+        return self.tabs.currentWidget()
+
+    def export_plot(self, tab, fmt_name: str) -> bool:
+        if tab.result is None:
+            self.files.show_error("Nothing to export", "There is no result to export yet.")
+            return False
+        path = self.files.ask_save_path(f"Export {self.tabs.tabText(self.tabs.indexOf(tab))}",
+                                        f"{tab.kind}.{fmt_name}", EXPORT_FILTERS[fmt_name])
+        if path is None:
+            return False
+        try:
+            if fmt_name == "csv":
+                tab.export_csv(path, self.last_doc)
+            else:
+                getattr(tab, f"export_{fmt_name}")(path)
+        except (OSError, ValueError) as exc:
+            self.files.show_error("Export failed", f"{path}: {getattr(exc, 'strerror', None) or exc}")
+            return False
+        self.files.remember_folder(path)
+        self._set_status(f"Exported {path}")
+        return True
+
+    def copy_results(self) -> None:
+        text = self.results.as_text()
+        if text:
+            QApplication.clipboard().setText(text)
+            self._set_status("Results copied to the clipboard.")
+
+    def open_dpsgd_helper(self) -> None:
+        i = self.composition.current_row()
+        row = self.doc.row(i) if i is not None else None
+        on_row = row is not None and row.kind == "subsampled_gaussian"
+        initial = {k: v for k, v in self._dpsgd_settings().items() if v is not None}
+        if on_row and isinstance(row.params.get("sigma"), (int, float)):
+            initial["sigma"] = row.params["sigma"]
+        dialog = DpSgdDialog(self, initial, f"row {i + 1}" if on_row else "a new row")
+        if dialog.exec() and dialog.row() is not None:
+            self.apply_dpsgd(dialog.row(), dialog.values())
+
+    def apply_dpsgd(self, new: RowSpec, values: dict) -> None:
+        """Put a DP-SGD row from the helper into the selected subsampled Gaussian row (or a new row)."""
+        i = self.composition.current_row()
+        row = self.doc.row(i) if i is not None else None
+        if i is not None and row is not None and row.kind == "subsampled_gaussian":
+            label = new.label if not row.label or row.label.startswith("DP-SGD") else row.label
+            params = {**row.params, **new.params, "sensitivity": row.params.get("sensitivity", 1.0)}
+            self.editor.replace(i, RowSpec(row.kind, params, new.count, label), "DP-SGD helper on row")
+        else:
+            self.composition.insert_row(new)
+        if self.persist:
+            s = settings()
+            for key in ("dataset", "batch", "epochs"):
+                s.setValue(f"dpsgd/{key}", values.get(key))
+
+    def _dpsgd_settings(self) -> dict:
+        if not self.persist:
+            return {}
+        s = settings()
+        out = {}
+        for key in ("dataset", "batch", "epochs"):
+            v = s.value(f"dpsgd/{key}")
+            try:
+                out[key] = float(v) if v is not None else None
+            except (TypeError, ValueError):
+                out[key] = None
+        return out
+
+    def show_guide(self) -> None:
+        QMessageBox.information(self, "prvgui quick guide", GUIDE)
+
+    def show_about(self) -> None:
+        from .about import show_about
+        show_about(self)
+
+    # ------------------------------------------------------------ window state
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"{self.files.display_name()}[*] — prvgui")
+        self.setWindowModified(not self.stack.isClean())
+
+    def _restore(self) -> None:
+        if not self.persist:
+            return
+        s = settings()
+        for key, fn in (("window/geometry", self.restoreGeometry), ("window/state", self.restoreState),
+                        ("window/split", self.split.restoreState), ("window/right", self.right.restoreState)):
+            value = s.value(key)
+            if value is not None:
+                fn(value)
+        tab = s.value("window/tab")
+        if tab is not None and str(tab).isdigit():
+            self.tabs.setCurrentIndex(int(tab))
+
+    def _save_state(self) -> None:
+        if not self.persist:
+            return
+        s = settings()
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        s.setValue("window/split", self.split.saveState())
+        s.setValue("window/right", self.right.saveState())
+        s.setValue("window/tab", self.tabs.currentIndex())
+
+    def shutdown(self) -> None:
+        """Stop the worker thread and detach from the document (idempotent)."""
+        self.recomputer.shutdown()
+        self._clock.stop()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.files.maybe_save():
+            event.ignore()
+            return
+        self._save_state()
+        self.shutdown()
+        event.accept()

@@ -1,0 +1,352 @@
+"""One plot tab: a pyqtgraph plot built once, a legend, a crosshair readout, log toggles, exports.
+
+Curves are persistent ``PlotDataItem``s; a new result calls ``setData`` on them. The raw
+arrays from the result are kept (``data(name)``) and what is drawn is a masked copy: points
+that cannot be drawn on the current axes (non-finite, or <= 0 on a log axis, or below the
+tab's floor) become NaN gaps. Marker lines (``InfiniteLine``) are placed in data units and
+moved when an axis switches between linear and log.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+import pyqtgraph as pg  # noqa: E402  (after PySide6, so pyqtgraph picks that binding)
+
+from ..document.export import curve_csv_text
+from ..document.fileio import atomic_write
+from .fmt import fmt
+
+pg.setConfigOptions(antialias=True, background="w", foreground="#222")
+
+BLUE, ORANGE, GREEN, RED, GREY, PURPLE = "#1f5fbf", "#e07b00", "#2e8b3e", "#c62828", "#888888", "#7b3fa0"
+#: PNG exports are drawn at this multiple of the on-screen size
+PNG_SCALE = 2.0
+
+
+def pen(color: str, width: float = 2.0, style: Qt.PenStyle = Qt.PenStyle.SolidLine):
+    return pg.mkPen(color=color, width=width, style=style)
+
+
+class PlotTab(QWidget):
+    """Base class; subclasses build their items in ``build`` and fill them in ``show_result``."""
+
+    kind = ""
+    x_label = ""
+    y_label = ""
+    log_x = False
+    log_y = False
+    can_log_x = True
+    legend_offset = (-10, 10)
+    #: on a log y axis, values below ``floor`` are not drawn
+    floor = 0.0
+    export_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result = None
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self._labels: dict[str, str] = {}
+        self._raw: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._in_legend: set[str] = set()
+        self._bands: list[tuple[str, str, pg.PlotDataItem, pg.PlotDataItem, pg.FillBetweenItem]] = []
+        self._markers: list[tuple[pg.InfiniteLine, float | None]] = []
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        bar = QHBoxLayout()
+        lay.addLayout(bar)
+        self.toolbar = bar
+        self.log_x_box = QCheckBox("log x")
+        self.log_y_box = QCheckBox("log y")
+        self.log_x_box.setChecked(self.log_x)
+        self.log_y_box.setChecked(self.log_y)
+        self.log_x_box.setEnabled(self.can_log_x)
+        for box in (self.log_x_box, self.log_y_box):
+            box.toggled.connect(self._log_toggled)
+            bar.addWidget(box)
+        reset = QPushButton("Reset view")
+        reset.setToolTip("Zoom to fit all curves (drag to pan, wheel to zoom, right-drag to stretch)")
+        reset.clicked.connect(self.reset_view)
+        bar.addWidget(reset)
+        bar.addStretch(1)
+        for fmt_name in ("PNG", "SVG", "CSV"):
+            b = QPushButton(f"{fmt_name}…")
+            b.setObjectName(f"export_{fmt_name.lower()}")
+            b.setToolTip(f"Export this plot as {fmt_name}" if fmt_name != "CSV"
+                         else "Export this plot's curves as CSV (the composition and targets as comments)")
+            b.clicked.connect(lambda _=False, f=fmt_name.lower(): self.export_requested.emit(f))
+            bar.addWidget(b)
+        self.plot_widget = pg.PlotWidget()
+        self.plot_widget.scene().contextMenu = []  # our buttons export; pyqtgraph's SVG export is broken
+        self.plot_item = self.plot_widget.getPlotItem()
+        self.plot_item.showGrid(x=True, y=True, alpha=0.25)
+        self.plot_item.setLabel("bottom", self.x_label)
+        self.plot_item.setLabel("left", self.y_label)
+        for axis in ("bottom", "left"):
+            self.plot_item.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" rescaling
+        self.legend = self.plot_item.addLegend(offset=self.legend_offset, labelTextSize="9pt")
+        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        self.legend.setPen(pg.mkPen("#bbb"))
+        self.plot_item.setLogMode(self.log_x, self.log_y)
+        lay.addWidget(self.plot_widget, 1)
+        self.readout = QLabel(" ")
+        self.readout.setObjectName("readout")
+        self.readout.setStyleSheet("color: #333; font-family: monospace;")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.readout)
+        dotted = pg.mkPen("#999", style=Qt.PenStyle.DotLine)
+        self._vline = pg.InfiniteLine(angle=90, movable=False, pen=dotted)
+        self._hline = pg.InfiniteLine(angle=0, movable=False, pen=dotted)
+        for line in (self._vline, self._hline):
+            line.setVisible(False)
+            self.plot_item.addItem(line, ignoreBounds=True)
+        self.plot_widget.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.build()
+        self.clear()
+
+    # ------------------------------------------------------------ for subclasses
+    def build(self) -> None:
+        raise NotImplementedError
+
+    def show_result(self, result) -> None:
+        raise NotImplementedError
+
+    def add_curve(self, name: str, label: str, line_pen, z: int = 0, **kw) -> pg.PlotDataItem:
+        item = pg.PlotDataItem([], [], pen=line_pen, connect="finite", **kw)
+        item.setZValue(z)
+        self.plot_item.addItem(item)
+        self.curves[name] = item
+        self._labels[name] = label
+        return item
+
+    def add_band(self, lower: str, upper: str, color: object) -> None:
+        """Shade between two curves (where both can be drawn)."""
+        # invisible edges (a None pen would leave their paths, and so the fill, empty)
+        lo, hi = (pg.PlotDataItem([], [], pen=pg.mkPen(0, 0, 0, 0)) for _ in range(2))
+        for item in (lo, hi):
+            self.plot_item.addItem(item)
+        fill = pg.FillBetweenItem(lo, hi, brush=pg.mkBrush(color))
+        self.plot_item.addItem(fill)
+        self._bands.append((lower, upper, lo, hi, fill))
+
+    def add_marker(self, angle: int, color: str, label: str = "", at_end: bool = True) -> pg.InfiniteLine:
+        """A dashed line at a value (``set_marker``); its label sits near the top (vertical lines)
+        or near the right end (horizontal lines; ``at_end=False``: the left end)."""
+        position = 0.96 if at_end else 0.04
+        if angle == 90:
+            anchors = [(1, 0), (1, 0)]
+        else:
+            anchors = [(1, 1), (1, 1)] if at_end else [(0, 1), (0, 1)]
+        line = pg.InfiniteLine(angle=angle, movable=False, pen=pen(color, 1.5, Qt.PenStyle.DashLine),
+                               label=label or None,
+                               labelOpts={"position": position, "color": color,
+                                          "fill": pg.mkBrush(255, 255, 255, 210), "anchors": anchors})
+        line.setVisible(False)
+        self.plot_item.addItem(line, ignoreBounds=True)
+        self._markers.append((line, None))
+        return line
+
+    def set_marker(self, line: pg.InfiniteLine, value: float | None, label: str | None = None) -> None:
+        self._markers = [(m, value if m is line else v) for m, v in self._markers]
+        if label is not None and line.label is not None:
+            line.label.setFormat(label)
+        self._place_marker(line, value)
+
+    def set_curve(self, name: str, x, y) -> None:
+        """Give curve ``name`` new data (None for y hides it and removes it from the legend)."""
+        item = self.curves[name]
+        if y is None or x is None or np.size(x) == 0:
+            self._raw.pop(name, None)
+            item.setData([], [])
+            item.setVisible(False)
+            if name in self._in_legend:
+                self.legend.removeItem(item)
+                self._in_legend.discard(name)
+            self.legend.setVisible(bool(self._in_legend))
+            return
+        self._raw[name] = (np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+        item.setVisible(True)
+        if name not in self._in_legend and self._labels[name]:
+            self.legend.addItem(item, self._labels[name])
+            self._in_legend.add(name)
+        self.legend.setVisible(True)
+        self._draw(name)
+
+    def set_note(self, text: str | None, error: bool = False) -> None:
+        """A line above the plot (e.g. "out of date"); None removes it."""
+        if text:
+            self.plot_item.setTitle(text, color="#b71c1c" if error else "#555", size="9pt")
+        else:
+            self.plot_item.setTitle(None)
+
+    def data(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The raw (x, y) arrays last given to curve ``name`` (None if it is hidden)."""
+        return self._raw.get(name)
+
+    # ------------------------------------------------------------ drawing
+    def _masked(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ok = np.isfinite(x)
+        if self.log_x_box.isChecked():
+            ok &= x > 0
+        x, y = x[ok], y[ok]
+        good = np.isfinite(y)
+        if self.log_y_box.isChecked():
+            good &= y > max(self.floor, 0.0)
+        return x, np.where(good, y, np.nan)
+
+    def _draw(self, name: str) -> None:
+        x, y = self._masked(*self._raw[name])
+        self.curves[name].setData(x, y, connect="finite")
+        for band in self._bands:
+            if name in band[:2]:
+                self._draw_band(*band)
+
+    def _draw_band(self, lower: str, upper: str, lo: pg.PlotDataItem, hi: pg.PlotDataItem,
+                   fill: pg.FillBetweenItem) -> None:
+        ok = None
+        if lower in self._raw and upper in self._raw:
+            x1, y1 = self._masked(*self._raw[lower])
+            x2, y2 = self._masked(*self._raw[upper])
+            if x1.size == x2.size:
+                ok = np.isfinite(y1) & np.isfinite(y2)
+        if ok is None or ok.sum() < 2:
+            lo.setData([], [])
+            hi.setData([], [])
+            fill.setVisible(False)
+            return
+        lo.setData(x1[ok], y1[ok])
+        hi.setData(x2[ok], y2[ok])
+        fill.setVisible(True)
+
+    def _place_marker(self, line: pg.InfiniteLine, value: float | None) -> None:
+        log = self.log_x_box.isChecked() if line.angle == 90 else self.log_y_box.isChecked()
+        if value is None or not math.isfinite(value) or (log and value <= 0):
+            line.setVisible(False)
+            return
+        line.setPos(math.log10(value) if log else value)
+        line.setVisible(True)
+        if line.label is not None:
+            line.label.valueChanged()  # the label skips updates while its line is hidden
+
+    def _log_toggled(self) -> None:
+        self.plot_item.setLogMode(self.log_x_box.isChecked(), self.log_y_box.isChecked())
+        for name in list(self._raw):
+            self._draw(name)
+        for band in self._bands:
+            self._draw_band(*band)
+        for line, value in self._markers:
+            self._place_marker(line, value)
+        self.reset_view()
+
+    def reset_view(self) -> None:
+        self.plot_item.enableAutoRange()
+        self.plot_item.autoRange()
+
+    def clear(self) -> None:
+        """No result: empty every curve and hide the markers."""
+        self.result = None
+        self.set_note("No result yet")
+        for name in self.curves:
+            self.set_curve(name, None, None)
+        for line, _ in self._markers:
+            self.set_marker(line, None)
+
+    # ------------------------------------------------------------ crosshair
+    def _mouse_moved(self, pos) -> None:
+        vb = self.plot_item.vb
+        if not vb.sceneBoundingRect().contains(pos):
+            self._vline.setVisible(False)
+            self._hline.setVisible(False)
+            return
+        p = vb.mapSceneToView(pos)
+        self._vline.setPos(p.x())
+        self._hline.setPos(p.y())
+        self._vline.setVisible(True)
+        self._hline.setVisible(True)
+        x = 10 ** p.x() if self.log_x_box.isChecked() else p.x()
+        y = 10 ** p.y() if self.log_y_box.isChecked() else p.y()
+        self.readout.setText(self.readout_text(x, y))
+
+    def readout_text(self, x: float, y: float) -> str:
+        """``x = …, y = …`` and each visible curve's value at the sample nearest to x."""
+        parts = [f"{self.x_label.split(' (')[0]} = {fmt(x)}", f"{self.y_label.split(' (')[0]} = {fmt(y)}"]
+        values = []
+        for name in self.curves:
+            if name not in self._in_legend or name not in self._raw:
+                continue
+            xs, ys = self._raw[name]
+            if xs.size == 0:
+                continue
+            k = int(np.clip(np.searchsorted(xs, x), 0, xs.size - 1))
+            if k > 0 and abs(xs[k - 1] - x) < abs(xs[k] - x):
+                k -= 1
+            values.append(f"{self._labels[name].split(' (')[0]} {fmt(ys[k])}")
+        return "  ".join(parts) + ("   │ " + " · ".join(values) if values else "")
+
+    # ------------------------------------------------------------ exports
+    def png_bytes(self, scale: float = PNG_SCALE) -> bytes:
+        """The plot as PNG at ``scale`` times its size on screen (the whole scene scaled alike).
+
+        pyqtgraph's ImageExporter enlarges the axis text but not the legend when asked for a
+        larger width, so the scene is rendered into a high-density image instead.
+        """
+        rect = self.plot_item.sceneBoundingRect()
+        image = QImage(max(1, round(rect.width() * scale)), max(1, round(rect.height() * scale)),
+                       QImage.Format.Format_ARGB32)
+        # a device pixel ratio, not a painter scale: the legend ignores transformations and
+        # would stay small under a scaled painter
+        image.setDevicePixelRatio(scale)
+        image.fill(Qt.GlobalColor.white)
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        self.plot_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        painter.end()
+        arr = QByteArray()
+        buf = QBuffer(arr)
+        buf.open(QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buf, "PNG"):
+            raise OSError("could not encode the plot as PNG")
+        buf.close()
+        return bytes(arr.data())
+
+    def svg_bytes(self) -> bytes:
+        """The plot as SVG, drawn by Qt's own SVG generator.
+
+        pyqtgraph's SVGExporter post-processes the path data Qt writes; with Qt 6.12 that
+        either raises (pyqtgraph issues #3485, #3495) or silently misplaces the axes, so the
+        scene is rendered straight into a QSvgGenerator instead (vector output, same look).
+        """
+        rect = self.plot_item.sceneBoundingRect()
+        size = rect.size().toSize()
+        arr = QByteArray()
+        buf = QBuffer(arr)
+        buf.open(QIODevice.OpenModeFlag.WriteOnly)
+        gen = QSvgGenerator()
+        gen.setOutputDevice(buf)
+        gen.setSize(size)
+        gen.setViewBox(QRect(QPoint(0, 0), size))
+        gen.setTitle(f"prvgui {self.kind} plot")
+        gen.setResolution(int(self.logicalDpiX()))  # as the screen, so pixel-sized items line up
+        painter = QPainter(gen)
+        painter.fillRect(QRect(QPoint(0, 0), size), Qt.GlobalColor.white)
+        self.plot_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        painter.end()
+        buf.close()
+        return bytes(arr.data())
+
+    def export_png(self, path: str) -> None:
+        atomic_write(path, self.png_bytes())
+
+    def export_svg(self, path: str) -> None:
+        atomic_write(path, self.svg_bytes())
+
+    def export_csv(self, path: str, doc) -> None:
+        if self.result is None:
+            raise ValueError("there is no result to export yet")
+        atomic_write(path, curve_csv_text(self.result, self.kind, doc))

@@ -1,0 +1,154 @@
+"""The four plot tabs: privacy profile, tradeoff function, ε versus count, composed PLD.
+
+All curves come from the engine's ``Result``; the tabs only place them. The one drawing
+helper computed here is the boundary of the (ε, δ)-DP region in the tradeoff plane, three
+vertices from the certified ε and the target δ (Kairouz et al. 2015, Thm 2.1):
+β = max(0, 1 − δ − e^ε α, e^−ε (1 − δ − α)).
+"""
+from __future__ import annotations
+
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QLabel
+
+from .fmt import fmt, fmt_bound
+from .plot_base import BLUE, GREEN, GREY, ORANGE, PURPLE, RED, PlotTab, pen
+
+BAND = (31, 95, 191, 55)
+DASH, DOT = Qt.PenStyle.DashLine, Qt.PenStyle.DotLine
+
+
+def _prv_curves(tab: PlotTab, certified: str) -> None:
+    tab.add_band("lower", "upper", BAND)
+    tab.add_curve("upper", "PRV upper" + (" (certified)" if certified == "upper" else ""),
+                  pen(BLUE, 2.4 if certified == "upper" else 1.2), z=5)
+    tab.add_curve("estimate", "PRV estimate", pen(BLUE, 1.2, DASH), z=4)
+    tab.add_curve("lower", "PRV lower" + (" (certified)" if certified == "lower" else ""),
+                  pen(BLUE, 2.4 if certified == "lower" else 1.2), z=5)
+
+
+class ProfileTab(PlotTab):
+    """δ(ε) on a log δ axis: PRV band, RDP and GDP, the target δ and the certified ε."""
+
+    kind = "profile"
+    x_label = "ε (nats)"
+    y_label = "δ(ε)"
+    log_y = True
+    floor = 1e-15
+    legend_offset = (10, -10)  # bottom left: δ(ε) falls from the top left
+
+    def build(self) -> None:
+        _prv_curves(self, "upper")
+        self.add_curve("rdp", "RDP (upper bound)", pen(ORANGE, 1.8), z=3)
+        self.add_curve("gdp", "GDP (approximation)", pen(GREEN, 1.8, DASH), z=3)
+        self.target = self.add_marker(0, RED, "target δ")
+        self.eps_line = self.add_marker(90, RED, "ε")
+
+    def show_result(self, result) -> None:
+        self.result = result
+        c = result.profile
+        for name in ("lower", "estimate", "upper", "rdp", "gdp"):
+            self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
+        self.set_marker(self.target, result.request.delta, f"target δ = {fmt(result.request.delta)}")
+        self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
+
+
+class TradeoffTab(PlotTab):
+    """β(α): PRV lower/upper, the (ε, δ)-DP boundary at the target, GDP."""
+
+    kind = "tradeoff"
+    x_label = "α (false positive rate)"
+    y_label = "β (false negative rate)"
+
+    def build(self) -> None:
+        _prv_curves(self, "lower")
+        self.add_curve("gdp", "GDP (approximation)", pen(GREEN, 1.8, DASH), z=3)
+        self.add_curve("region", "(ε, δ)-DP boundary at target", pen(RED, 1.5, DASH), z=2)
+        self.add_curve("perfect", "perfect privacy (β = 1 − α)", pen(GREY, 1.0, DOT), z=1)
+
+    def show_result(self, result) -> None:
+        self.result = result
+        c = result.tradeoff
+        for name in ("lower", "estimate", "upper", "gdp", "region"):
+            self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
+        delta, eps = result.request.delta, result.epsilon.upper
+        if c is not None:
+            self.set_curve("perfect", np.array([0.0, 1.0]), np.array([1.0, 0.0]))
+        else:
+            self.set_curve("perfect", None, None)
+        self._labels["region"] = f"(ε = {fmt(eps)}, δ = {fmt(delta)})-DP boundary"
+        if "region" in self._in_legend:  # refresh the legend text
+            self.legend.removeItem(self.curves["region"])
+            self.legend.addItem(self.curves["region"], self._labels["region"])
+
+
+class StepsTab(PlotTab):
+    """ε at the target δ versus the count of one row (the PRV paper's Figure 1)."""
+
+    kind = "steps"
+    x_label = "count (steps)"
+    y_label = "ε at target δ"
+    log_x = True
+    legend_offset = (10, 10)
+
+    def build(self) -> None:
+        _prv_curves(self, "upper")
+        self.add_curve("rdp", "RDP (upper bound)", pen(ORANGE, 1.8), z=3)
+        self.add_curve("gdp", "GDP (approximation)", pen(GREEN, 1.8, DASH), z=3)
+        self.count_line = self.add_marker(90, RED, "this composition")
+        self.row_choice = QComboBox()
+        self.row_choice.setObjectName("steps_row")
+        self.row_choice.setToolTip("The row whose count varies along the x axis; the other rows stay fixed")
+        self.row_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.toolbar.insertWidget(0, QLabel("Vary:"))
+        self.toolbar.insertWidget(1, self.row_choice)
+
+    def show_result(self, result) -> None:
+        self.result = result
+        c = result.steps
+        for name in ("lower", "estimate", "upper", "rdp", "gdp"):
+            self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
+        j = result.request.steps_row
+        count = result.request.rows[j].count if c is not None and j is not None else None
+        self.set_marker(self.count_line, count, "this composition")
+        self.plot_item.setLabel("bottom", f"count of row {j + 1}" if j is not None else self.x_label)
+        self.plot_item.setLabel("left", f"ε at δ = {fmt(result.request.delta)}")
+
+
+class PldTab(PlotTab):
+    """Density of the composed privacy loss, the certified ε marked."""
+
+    kind = "pld"
+    x_label = "privacy loss L (nats)"
+    y_label = "density"
+    can_log_x = False
+    legend_offset = (10, 10)
+
+    def build(self) -> None:
+        self.add_curve("density", "composed privacy loss", pen(PURPLE, 1.8), z=3,
+                       fillLevel=0, brush=(123, 63, 160, 40))
+        self.eps_line = self.add_marker(90, RED, "ε")
+        self.inf_label = QLabel("")
+        self.inf_label.setToolTip("Probability that the privacy loss is infinite (a δ no ε can remove)")
+        self.toolbar.insertWidget(4, self.inf_label)
+
+    def _log_toggled(self) -> None:
+        self.curves["density"].setFillLevel(None if self.log_y_box.isChecked() else 0)
+        super()._log_toggled()
+
+    def show_result(self, result) -> None:
+        self.result = result
+        c = result.pld
+        self.set_curve("density", c.x if c else None, c.columns.get("density") if c else None)
+        self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
+        self.inf_label.setText(f"P(L = ∞) = {fmt(result.pld_inf_mass)}" if c is not None else "")
+
+    def clear(self) -> None:
+        super().clear()
+        if hasattr(self, "inf_label"):
+            self.inf_label.setText("")
+
+
+TABS = (("Privacy profile δ(ε)", ProfileTab), ("Tradeoff β(α)", TradeoffTab),
+        ("ε vs steps", StepsTab), ("Privacy loss distribution", PldTab))
