@@ -91,57 +91,37 @@ def _load(path: str):
     return load(path)
 
 
-def _run_epsilon(args) -> int:
-    from .accounting.accountant import Accountant, check_delta, check_eps_error
-    from .accounting.comparisons import compare_epsilon
+def _query(args, want_eps: bool) -> int:
+    """``epsilon`` (want_eps) or ``delta``: certified bounds plus the comparison accountants."""
+    from .accounting.accountant import Accountant, check_delta, check_eps_error, check_epsilon
+    from .accounting.comparisons import compare_delta, compare_epsilon
     doc = _load(args.file)
-    delta = check_delta(args.delta if args.delta is not None else doc.targets.delta, "--delta")
     err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
+    if want_eps:
+        x = check_delta(args.delta if args.delta is not None else doc.targets.delta, "--delta")
+    else:
+        x = check_epsilon(args.epsilon, "--epsilon")
     rows = doc.engine_rows()
     acc = Accountant(rows, err)
-    b = acc.epsilon(delta)
-    comps = compare_epsilon(rows, delta)
+    b = acc.epsilon(x) if want_eps else acc.delta(x)
+    comps = (compare_epsilon if want_eps else compare_delta)(rows, x)
+    asked, given = ("epsilon", "delta") if want_eps else ("delta", "epsilon")
     if args.json:
-        out = {"epsilon": b.as_dict(), "delta": delta, "eps_error": err,
+        out = {asked: b.as_dict(), given: x, "eps_error": err,
                "comparisons": {k: v.as_dict() for k, v in comps.items()}, "warnings": acc.warnings}
         print(json.dumps(out))
-    else:
-        print(f"epsilon at delta = {delta:g} (eps_error {err:g})")
-        print(f"  PRV lower     {_fmt(b.lower)}")
-        print(f"  PRV estimate  {_fmt(b.estimate)}")
-        print(f"  PRV upper     {_fmt(b.upper)}   <- certified: publish this one")
-        for w in acc.warnings:
-            print(f"  note: {w}")
-        for c in comps.values():
-            val = "n/a" if c.value is None else _fmt(c.value)
-            print(f"  {c.label:<34} {val:>10}  ({c.kind}{'; ' + c.note if c.note else ''})")
-    return 0
-
-
-def _run_delta(args) -> int:
-    from .accounting.accountant import Accountant, check_eps_error, check_epsilon
-    from .accounting.comparisons import compare_delta
-    doc = _load(args.file)
-    eps = check_epsilon(args.epsilon, "--epsilon")
-    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
-    rows = doc.engine_rows()
-    acc = Accountant(rows, err)
-    b = acc.delta(eps)
-    comps = compare_delta(rows, eps)
-    if args.json:
-        out = {"delta": b.as_dict(), "epsilon": eps, "eps_error": err,
-               "comparisons": {k: v.as_dict() for k, v in comps.items()}, "warnings": acc.warnings}
-        print(json.dumps(out))
-    else:
-        print(f"delta at epsilon = {eps:g} (eps_error {err:g})")
-        print(f"  PRV lower     {b.lower:.6g}")
-        print(f"  PRV estimate  {b.estimate:.6g}")
-        print(f"  PRV upper     {b.upper:.6g}   <- certified: publish this one")
-        for w in acc.warnings:
-            print(f"  note: {w}")
-        for c in comps.values():
-            val = "n/a" if c.value is None else f"{c.value:.6g}"
-            print(f"  {c.label:<34} {val:>10}  ({c.kind}{'; ' + c.note if c.note else ''})")
+        return 0
+    show = _fmt if want_eps else (lambda v: f"{v:.6g}")
+    print(f"{asked} at {given} = {x:g} (eps_error {err:g})")
+    print(f"  PRV lower     {show(b.lower)}")
+    print(f"  PRV estimate  {show(b.estimate)}")
+    print(f"  PRV upper     {show(b.upper)}   <- certified: publish this one")
+    for w in acc.warnings:
+        print(f"  note: {w}")
+    for c in comps.values():
+        val = "n/a" if c.value is None else show(c.value)
+        note = c.note if c.note.startswith(c.kind) else f"{c.kind}; {c.note}" if c.note else c.kind
+        print(f"  {c.label:<34} {val:>10}  ({note})")
     return 0
 
 
@@ -212,8 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = _parser().parse_args(argv)
-            return {"epsilon": _run_epsilon, "delta": _run_delta, "curve": _run_curve,
-                    "calibrate": _run_calibrate}[args.command](args)
+            return {"epsilon": lambda a: _query(a, True), "delta": lambda a: _query(a, False),
+                    "curve": _run_curve, "calibrate": _run_calibrate}[args.command](args)
         if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
             _parser().print_help()
             return 0

@@ -290,15 +290,13 @@ MECHANISM_KINDS: dict[str, type[Mechanism]] = {
 MAX_COUNT = 10**9
 
 
-def _check_count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"count must be an integer, got {value!r}")
-    if isinstance(value, float):
-        if not math.isfinite(value) or value != int(value):
-            raise ValueError(f"count must be an integer, got {value!r}")
-        value = int(value)
-    if not 0 <= value <= MAX_COUNT:
-        raise ValueError(f"count must be in [0, {MAX_COUNT}], got {value!r}")
+def check_count(value: object, lo: int = 0, name: str = "count") -> int:
+    """An integer count in [lo, MAX_COUNT] (integral floats such as 1e4 are accepted)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and (not math.isfinite(value) or value != int(value))):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if not lo <= value <= MAX_COUNT:
+        raise ValueError(f"{name} must be an integer in [{lo}, {MAX_COUNT}], got {value!r}")
     return int(value)
 
 
@@ -312,7 +310,7 @@ class Row:
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, Mechanism):
             raise ValueError(f"mechanism must be a Mechanism, got {self.mechanism!r}")
-        object.__setattr__(self, "count", _check_count(self.count))
+        object.__setattr__(self, "count", check_count(self.count))
 
 
 def mechanism_from_params(kind: str, params: dict[str, object]) -> Mechanism:

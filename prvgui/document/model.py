@@ -8,11 +8,11 @@ model can map the events onto its own signals.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
-from ..accounting.mechanisms import MECHANISM_KINDS, MAX_COUNT, Row, mechanism_from_params
+from ..accounting.mechanisms import MECHANISM_KINDS, Row, mechanism_from_params
+from ..accounting.mechanisms import check_count as _check_count
 
 Listener = Callable[[str, object], None]
 
@@ -44,13 +44,8 @@ def param_names(kind: str) -> list[str]:
 
 
 def check_count(value: object, name: str = "count") -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if not 1 <= value <= MAX_COUNT:
-        raise ValueError(f"{name} must be an integer in [1, {MAX_COUNT}], got {value!r}")
-    return int(value)
+    """A row's count as the user gives it: an integer in [1, MAX_COUNT]."""
+    return _check_count(value, lo=1, name=name)
 
 
 @dataclass(frozen=True)
