@@ -56,6 +56,52 @@ class Infeasible(ValueError):
     """No value in the search range meets the target; the message says why."""
 
 
+def rows_with(rows: list[Row], row_index: int, parameter: str, value: float) -> list[Row]:
+    """``rows`` with ``parameter`` of row ``row_index`` set to ``value`` (the count included)."""
+    row = rows[row_index]
+    if parameter == "count":
+        new = Row(row.mechanism, int(value))
+    else:
+        new = Row(replace(row.mechanism, **{parameter: value}), row.count)
+    return list(rows[:row_index]) + [new] + list(rows[row_index + 1:])
+
+
+def sweep_values(parameter: str, value: float, points: int = 19) -> list[float]:
+    """Values around an answer: value/2 .. 2 value (log-spaced, inside the search range) or,
+    for a count, whole numbers from 1 to 2 value; the answer itself included."""
+    lo, hi = PARAMETERS[parameter][2]
+    if parameter == "count":
+        top = int(min(max(2 * value, 2), hi))
+        grid = np.unique(np.rint(np.linspace(1, top, points)).astype(np.int64)).tolist()
+        return sorted(set(grid) | {int(value)})
+    a, b = max(value / 2, lo), min(value * 2, hi)
+    grid = np.geomspace(a, b, points).tolist() if b > a else []
+    return sorted([v for v in grid if abs(v - value) > 1e-9 * value] + [float(value)])
+
+
+def calibration_sweep(rows: list[Row], row_index: int, cal: Calibration, eps_error: float,
+                      points: int = 19, progress: Callable[[float], None] | None = None,
+                      cancel: Callable[[], bool] | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Epsilon bounds at cal.delta around a calibration's answer: (values, lower, estimate,
+    upper), NaN where a value cannot be computed (e.g. it would need too fine a grid)."""
+    values = sweep_values(cal.parameter, cal.value, points)
+    out = np.full((3, len(values)), np.nan)
+    for k, v in enumerate(values):
+        if progress is not None:
+            progress(k / len(values))
+        if v == cal.value:
+            b = cal.epsilon
+        else:
+            try:
+                b = Accountant(rows_with(rows, row_index, cal.parameter, v), eps_error,
+                               cancel=cancel).epsilon(cal.delta)
+            except (ValueError, ArithmeticError, MemoryError):
+                continue
+        out[:, k] = (b.lower, b.estimate, b.upper)
+    return np.array(values, dtype=float), out[0], out[1], out[2]
+
+
 def parameters_for(kind: str) -> list[str]:
     return [p for p, (kinds, _, _) in PARAMETERS.items() if p == "count" or kind in kinds]
 
@@ -99,17 +145,9 @@ class _Ctx:
         if self.progress is not None:
             self.progress(min(frac, 0.99), text)
 
-    def _rows_with(self, value: float) -> list[Row]:
-        row = self.rows[self.j]
-        if self.parameter == "count":
-            new = Row(row.mechanism, int(value))
-        else:
-            new = Row(replace(row.mechanism, **{self.parameter: value}), row.count)
-        return self.rows[:self.j] + [new] + self.rows[self.j + 1:]
-
     def _eps(self, value: float, eps_error: float) -> Bounds:
         self.evals += 1
-        return Accountant(self._rows_with(value), eps_error, cancel=self.cancel).epsilon(self.delta)
+        return Accountant(rows_with(self.rows, self.j, self.parameter, value), eps_error, cancel=self.cancel).epsilon(self.delta)
 
     def _rest(self) -> Bounds:
         rest = self.rows[:self.j] + self.rows[self.j + 1:]

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
-from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
-                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox,
+                               QProgressBar, QPushButton, QSplitter, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from ..accounting.engine import Request
 from ..document.model import Document, RowSpec
+from .budget_view import BudgetView
+from .calibrate_dialog import CalibrateDialog
 from .dpsgd_helper import DpSgdDialog
 from .editor import CompositionEditor
 from .files import FileController, settings
@@ -60,6 +63,7 @@ class MainWindow(QMainWindow):
         self.files = FileController(self, self.doc, self.stack, persist)
         self.files.check_inputs = self.targets.error
         self.recomputer = Recomputer(self._make_request, parent=self)
+        self.budget = BudgetView(self.doc)
         self._build_layout()
         self._build_status()
         self._build_menus()
@@ -88,6 +92,11 @@ class MainWindow(QMainWindow):
         self.split.setStretchFactor(1, 1)
         self.split.setSizes([490, 790])
         self.setCentralWidget(self.split)
+        self.budget_dock = QDockWidget("Budget", self)
+        self.budget_dock.setObjectName("budget_dock")  # saveState/restoreState keep its place
+        self.budget_dock.setWidget(self.budget)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.budget_dock)
+        self.budget_dock.hide()
         self.resize(1280, 800)
 
     def _build_status(self) -> None:
@@ -145,6 +154,11 @@ class MainWindow(QMainWindow):
         c = mb.addMenu("&Compute")
         c.addAction("&Recompute now", QKeySequence("F5"), self.recomputer.run_now)
         c.addAction("&Cancel", self.recomputer.cancel)
+        c.addSeparator()
+        c.addAction("Ca&librate selected row…", QKeySequence("Ctrl+L"), self.open_calibrate)
+        budget_action = self.budget_dock.toggleViewAction()
+        budget_action.setText("&Budget view")
+        c.addAction(budget_action)
         self.help_menu = mb.addMenu("&Help")
         self.help_menu.addAction("Quick &guide", QKeySequence.StandardKey.HelpContents, self.show_guide)
         self.help_menu.addSeparator()
@@ -292,6 +306,16 @@ class MainWindow(QMainWindow):
             QApplication.clipboard().setText(text)
             self._set_status("Results copied to the clipboard.")
 
+    def open_calibrate(self) -> CalibrateDialog | None:
+        i = self.composition.current_row()
+        if i is None:
+            self._set_status("Select the row to calibrate first.", error=True)
+            return None
+        dialog = CalibrateDialog(self.doc, i, self.doc.targets, self.stack, self)
+        dialog.finished.connect(dialog.deleteLater)  # done() has already stopped its worker
+        dialog.open()  # window-modal, returns at once
+        return dialog
+
     def open_dpsgd_helper(self) -> None:
         i = self.composition.current_row()
         row = self.doc.row(i) if i is not None else None
@@ -367,7 +391,10 @@ class MainWindow(QMainWindow):
         s.setValue("window/tab", self.tabs.currentIndex())
 
     def shutdown(self) -> None:
-        """Stop the worker thread and detach from the document (idempotent)."""
+        """Stop the worker threads and detach from the document (idempotent)."""
+        for dialog in self.findChildren(CalibrateDialog):
+            dialog.shutdown()
+        self.budget.shutdown()
         self.recomputer.shutdown()
         self._clock.stop()
 

@@ -1,0 +1,518 @@
+"""Calibrate dialog: the best value of one parameter of the selected row for a target ε.
+
+The search is the engine's ``calibrate`` (accounting/calibrate.py: the answer's certified
+upper ε is <= the target, and the next value 1% towards "less private" is not). It runs on a
+worker thread together with a sweep of ε against the parameter around the answer, drawn with
+the target line and the answer marked. Apply writes the value into the row as one undoable
+``ReplaceRow`` edit (undo.py) and closes the dialog.
+
+The work runs on ``tasks.TaskRunner``; the sweep is the engine's ``calibration_sweep``.
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, replace
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QProgressBar, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
+
+import pyqtgraph as pg  # after PySide6, so that pyqtgraph picks that binding
+
+from ..accounting import Row
+from ..accounting.calibrate import (PARAMETERS, Calibration, Infeasible, calibrate,
+                                    calibration_sweep, parameters_for)
+from ..accounting.mechanisms import MECHANISM_KINDS
+from ..document.model import KIND_TITLES, Document, RowSpec, Targets
+from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_value, parse_number
+from .plot_base import BLUE, GREY, RED, pen
+from .row_form import COUNT_TIP
+from .tasks import TaskRunner
+from .targets import TIPS as TARGET_TIPS
+from .targets import check_field
+from .undo import Editor
+from .widgets import ErrorLabel, mark
+
+#: points of the ε-versus-parameter sweep drawn under the answer (plus the answer itself)
+SWEEP_POINTS = 19
+#: share of the progress bar given to the search; the sweep takes the rest
+SEARCH_SHARE = 0.75
+#: how the hint names a parameter
+SHORT_NAMES = {"sigma": "σ", "scale": "b", "sampling_rate": "q", "epsilon": "mechanism ε", "count": "count"}
+TARGET_TIP = "The largest ε (nats) the composition may have at δ; a number > 0, e.g. 2 or 1e-1."
+
+
+def failure_text(exc: object) -> str:
+    """A message for an engine failure (memory errors suggest a coarser accuracy)."""
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, MemoryError) and "eps_error" not in message:
+        message += "; try a larger accuracy (ε error)"
+    return message.replace("eps_error", "accuracy (ε error)")
+
+
+def check_positive(text: str, name: str) -> tuple[float | None, str | None]:
+    """(value, None) for text that reads as a finite number > 0, else (None, message)."""
+    value = parse_number(text)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value <= 0:
+        return None, f"{name} must be a finite number > 0, got {text.strip()!r}"
+    return float(value), None
+
+
+# ------------------------------------------------------------------ the job (worker thread)
+@dataclass(frozen=True)
+class CalibrationRequest:
+    rows: tuple[Row, ...]
+    row_index: int
+    parameter: str
+    target_epsilon: float
+    delta: float
+    eps_error: float
+
+
+@dataclass(frozen=True)
+class CalibrationOutcome:
+    calibration: Calibration
+    #: the sweep: parameter values and ε bounds at delta (NaN where a value could not be computed)
+    values: np.ndarray
+    lower: np.ndarray
+    estimate: np.ndarray
+    upper: np.ndarray
+
+
+def run_calibration(request: CalibrationRequest, progress: Callable[[float, str], None],
+                    cancel: Callable[[], bool]) -> CalibrationOutcome:
+    """The engine's search, then its sweep around the answer; runs on the worker thread."""
+    r = request
+    cal = calibrate(list(r.rows), r.row_index, r.parameter, r.target_epsilon, r.delta, r.eps_error,
+                    progress=lambda f, text: progress(SEARCH_SHARE * f, text), cancel=cancel)
+    sweep = calibration_sweep(list(r.rows), r.row_index, cal, r.eps_error, SWEEP_POINTS,
+                              progress=lambda f: progress(SEARCH_SHARE + (1 - SEARCH_SHARE) * f,
+                                                          "drawing ε against the parameter"),
+                              cancel=cancel)
+    return CalibrationOutcome(cal, *sweep)
+
+
+# ------------------------------------------------------------------ the dialog
+def parameter_title(kind: str, name: str) -> tuple[str, str, str]:
+    """(title, unit, tooltip) of a parameter as the row form shows it."""
+    if name == "count":
+        return "Count", "runs (e.g. steps)", COUNT_TIP
+    title, unit = field_text(kind, name)
+    description = MECHANISM_KINDS[kind].PARAMS.get(name, name)
+    return title, unit, f"{description[0].upper()}{description[1:]}."
+
+
+class CalibrateDialog(QDialog):
+    """Calibrate one parameter of row ``row_index`` of ``doc`` for a target ε at δ.
+
+    Apply pushes one ``ReplaceRow`` command on ``stack`` (undoable) and accepts the dialog.
+    """
+
+    calibration_ready = Signal(object)
+    calibration_failed = Signal(str)
+    calibration_cancelled = Signal()
+    #: after calibration_ready, calibration_failed or calibration_cancelled
+    run_finished = Signal()
+
+    def __init__(self, doc: Document, row_index: int, targets: Targets | None, stack: QUndoStack,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.row_index = row_index
+        self._editor = Editor(doc, stack)
+        t = targets or doc.targets
+        self.eps_error = t.eps_error
+        self._outcome: CalibrationOutcome | None = None
+        self._snapshot: tuple[RowSpec, ...] | None = None  # the rows the shown answer is for
+        self._running_snapshot: tuple[RowSpec, ...] | None = None
+        self._closed = False
+        spec = doc.row(row_index)
+        self.kind = spec.kind
+        self.setWindowTitle(f"Calibrate row {row_index + 1}")
+        self.setMinimumWidth(640)
+        self.resize(700, 720)
+        lay = QVBoxLayout(self)
+
+        kind_title = KIND_TITLES.get(spec.kind, spec.kind)
+        self.header = QLabel(f"<b>Row {row_index + 1}</b>: {html.escape(spec.label or kind_title)}"
+                             f" — {kind_title}, count {fmt_count(spec.count)}")
+        self.header.setWordWrap(True)
+        lay.addWidget(self.header)
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        lay.addLayout(form)
+        self.parameter = QComboBox()
+        self.parameter.setObjectName("calibrate_parameter")
+        for name in parameters_for(spec.kind):
+            title, _, tip = parameter_title(spec.kind, name)
+            self.parameter.addItem(title, name)
+            self.parameter.setItemData(self.parameter.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.parameter_unit = QLabel()
+        self.parameter_unit.setStyleSheet("color: #555;")
+        form.addRow("Parameter", _with_unit(self.parameter, self.parameter_unit))
+        self.target_edit = QLineEdit(fmt_value(t.epsilon if t.epsilon else 1.0))
+        self.target_edit.setObjectName("calibrate_target")
+        self.target_edit.setToolTip(TARGET_TIP)
+        form.addRow("Target ε", _with_unit(self.target_edit, _unit("nats")))
+        self.delta_edit = QLineEdit(fmt_value(t.delta))
+        self.delta_edit.setObjectName("calibrate_delta")
+        self.delta_edit.setToolTip(TARGET_TIPS["delta"])
+        form.addRow("δ", _with_unit(self.delta_edit, _unit("probability in (0, 1)")))
+        accuracy = QLabel(f"{fmt(self.eps_error)} (from the Targets)")
+        accuracy.setToolTip(TARGET_TIPS["eps_error"])
+        form.addRow("Accuracy (ε error)", accuracy)
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.hint.setStyleSheet("color: #555;")
+        lay.addWidget(self.hint)
+        self.error_label = ErrorLabel()
+        self.error_label.setObjectName("calibrate_error")
+        lay.addWidget(self.error_label)
+
+        bar = QHBoxLayout()
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("calibrate_run")
+        self.run_button.setDefault(True)
+        self.run_button.setToolTip("Search for the value in the background")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("calibrate_cancel")
+        self.cancel_button.setToolTip("Stop the running search")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("%p%")
+        self.progress_text = QLabel("")
+        self.progress_text.setStyleSheet("color: #555;")
+        self.progress_text.setMinimumWidth(200)
+        for w in (self.run_button, self.cancel_button):
+            bar.addWidget(w)
+        bar.addWidget(self.progress, 1)
+        bar.addWidget(self.progress_text)
+        lay.addLayout(bar)
+
+        self.result_label = QLabel("Choose the parameter and the target, then Run.")
+        self.result_label.setObjectName("calibrate_result")
+        self.result_label.setWordWrap(True)
+        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        lay.addWidget(self.result_label)
+        self._build_plot()
+        lay.addWidget(self.plot_widget, 1)
+
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        self.apply_button = QPushButton("Apply to row")
+        self.apply_button.setObjectName("calibrate_apply")
+        self.apply_button.setToolTip("Write the value into the row (one undoable edit) and close")
+        self.close_button = QPushButton("Close")
+        buttons.addWidget(self.apply_button)
+        buttons.addWidget(self.close_button)
+        lay.addLayout(buttons)
+
+        self.runner = TaskRunner("prvgui-calibrate", self)
+        self.runner.progress.connect(self._on_progress)
+        self.runner.done.connect(self._on_done)
+        self.runner.failed.connect(self._on_failed)
+        self.runner.cancelled.connect(self._on_cancelled)
+        self.runner.running_changed.connect(lambda _: self._update_buttons())
+        self.parameter.currentIndexChanged.connect(self._parameter_changed)
+        self.target_edit.textChanged.connect(self._inputs_changed)
+        self.delta_edit.textChanged.connect(self._inputs_changed)
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button.clicked.connect(self.runner.cancel)
+        self.apply_button.clicked.connect(self.apply)
+        self.close_button.clicked.connect(self.reject)
+        doc.subscribe(self._on_document)
+        self._parameter_changed()
+
+    # ------------------------------------------------------------ plot
+    def _build_plot(self) -> None:
+        self.plot_widget = pg.PlotWidget()
+        self.plot_widget.setObjectName("calibrate_plot")
+        self.plot_widget.setMinimumHeight(300)
+        self.plot_widget.scene().contextMenu = []
+        item = self.plot_widget.getPlotItem()
+        item.showGrid(x=True, y=True, alpha=0.25)
+        for axis in ("bottom", "left"):
+            item.getAxis(axis).enableAutoSIPrefix(False)
+        item.setLabel("left", "ε at δ")
+        self.legend = item.addLegend(offset=(-10, 10), labelTextSize="9pt")
+        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        self.legend.setPen(pg.mkPen("#bbb"))
+        self.curves = {
+            "upper": item.plot([], [], pen=pen(BLUE, 2.4), name="ε upper (certified)", connect="finite"),
+            # thin and dark on top of the upper curve: the two are often a fraction of a line apart
+            "estimate": item.plot([], [], pen=pen("#222", 1.0, Qt.PenStyle.DashLine), name="ε estimate",
+                                  connect="finite"),
+        }
+        self.curves["estimate"].setZValue(5)
+        self.answer_point = pg.ScatterPlotItem([], [], symbol="o", size=11, pen=pen(RED, 1.5),
+                                               brush=pg.mkBrush(255, 255, 255, 230))
+        self.answer_point.setZValue(10)
+        item.addItem(self.answer_point)
+        opts = {"color": RED, "fill": pg.mkBrush(255, 255, 255, 210)}
+        self.target_line = pg.InfiniteLine(angle=0, movable=False, pen=pen(RED, 1.5, Qt.PenStyle.DashLine),
+                                           label="target", labelOpts={**opts, "position": 0.06,
+                                                                      "anchors": [(0, 1), (0, 1)]})
+        self.answer_line = pg.InfiniteLine(angle=90, movable=False, pen=pen(GREY, 1.2, Qt.PenStyle.DotLine),
+                                           label="answer", labelOpts={**opts, "position": 0.25})
+        for line in (self.target_line, self.answer_line):
+            line.setVisible(False)
+            item.addItem(line)
+        self.plot_item = item
+        self.plot_item.setTitle("Run to draw ε against the parameter", color="#555", size="9pt")
+        self._show_plot(None)
+
+    def _show_plot(self, outcome: CalibrationOutcome | None) -> None:
+        if outcome is None:
+            for curve in self.curves.values():
+                curve.setData([], [])
+            self.answer_point.setData([], [])
+            self.target_line.setVisible(False)
+            self.answer_line.setVisible(False)
+            self.legend.setVisible(False)  # no legend over an empty plot; the title says why
+            return
+        self.legend.setVisible(True)
+        cal = outcome.calibration
+        for name, curve in self.curves.items():
+            curve.setData(outcome.values, getattr(outcome, name), connect="finite")
+        self.answer_point.setData([cal.value], [cal.epsilon.upper])
+        title, _, _ = parameter_title(self.kind, cal.parameter)
+        self.plot_item.setLabel("bottom", title)
+        self.plot_item.setLabel("left", f"ε at δ = {fmt(cal.delta)}")
+        self.plot_item.setTitle(None)
+        self.target_line.setPos(cal.target_epsilon)
+        self.target_line.label.setFormat(f"target ε = {fmt(cal.target_epsilon)}")
+        self.answer_line.setPos(cal.value)
+        self.answer_line.label.setFormat(f"{title} = {self._value_text(cal)}")
+        # ε falls with σ: the top right and the bottom left of the plot are empty (rises with q:
+        # top left, bottom right); the legend goes to the top, the answer's label to the bottom
+        increasing = PARAMETERS[cal.parameter][1]
+        self.legend.setOffset((10, 10) if increasing else (-10, 10))
+        side = (0.0, 0.5) if increasing else (1.0, 0.5)
+        self.answer_line.label.anchors = [side, side]  # pyqtgraph's InfLineLabel option
+        for line in (self.target_line, self.answer_line):
+            line.setVisible(True)
+            line.label.valueChanged()  # the label skips updates while its line is hidden
+        self.plot_item.enableAutoRange()
+        self.plot_item.autoRange()
+        # far from the answer ε grows quickly; keep the target readable (pan or zoom for the rest)
+        finite = outcome.upper[np.isfinite(outcome.upper)]
+        top = min(float(finite.max()) if finite.size else cal.target_epsilon, 3 * cal.target_epsilon)
+        self.plot_item.setYRange(0, max(top, 1.2 * cal.target_epsilon), padding=0.05)
+
+    # ------------------------------------------------------------ inputs
+    @property
+    def parameter_name(self) -> str:
+        return self.parameter.currentData()
+
+    def _parameter_changed(self) -> None:
+        name = self.parameter_name
+        title, unit, tip = parameter_title(self.kind, name)
+        if self._outcome is None:
+            self.plot_item.setLabel("bottom", title)
+        self.parameter_unit.setText(unit)
+        self.parameter.setToolTip(tip)
+        spec = self._row_spec()
+        current = (spec.count if name == "count" else spec.params.get(name)) if spec is not None else None
+        increasing = PARAMETERS[name][1]
+        sym = SHORT_NAMES.get(name, name)
+        step = "one more run" if name == "count" else f"{sym} 1% {'larger' if increasing else 'smaller'}"
+        now = "n/a" if current is None else fmt_count(current) if name == "count" else fmt_value(current)
+        self.hint.setText(f"The answer is the {'largest' if increasing else 'smallest'} {sym} whose "
+                          f"certified ε at δ is at most the target; {step} would exceed it. "
+                          f"The row has {now} now.")
+        self._inputs_changed()
+
+    def _row_spec(self) -> RowSpec | None:
+        return self.doc.row(self.row_index) if 0 <= self.row_index < len(self.doc) else None
+
+    def input_error(self) -> str | None:
+        """The first reason the search cannot run (also marks the fields), or None."""
+        _, target_err = check_positive(self.target_edit.text(), "target ε")
+        _, delta_err = check_field("delta", self.delta_edit.text())
+        mark(self.target_edit, target_err, TARGET_TIP)
+        mark(self.delta_edit, delta_err, TARGET_TIPS["delta"])
+        if target_err or delta_err:
+            return target_err or delta_err
+        spec = self._row_spec()
+        if spec is None or spec.kind != self.kind:
+            return f"row {self.row_index + 1} is no longer a {KIND_TITLES.get(self.kind, self.kind)} row"
+        errors = self.doc.errors()
+        if errors:
+            i, msg = errors[0]
+            return f"fix row {i + 1}: {msg}"
+        return None
+
+    def _inputs_changed(self) -> None:
+        self.error_label.show_error(self.input_error())
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        running = self.runner.is_running()
+        self.run_button.setEnabled(not running and self.error_label.text() == "")
+        self.cancel_button.setEnabled(running)
+        self.apply_button.setEnabled(not running and self.can_apply())
+
+    def can_apply(self) -> bool:
+        """True if the shown answer is for the document as it is now."""
+        return self._outcome is not None and self._snapshot == self.doc.rows
+
+    def _on_document(self, what: str, arg: object) -> None:
+        if self._outcome is not None and self._snapshot != self.doc.rows:
+            self._show_result_text(self.result_text(self._outcome.calibration)
+                                   + "\nOut of date: the composition changed; Run again.")
+        self._inputs_changed()
+
+    # ------------------------------------------------------------ running
+    @property
+    def calibration(self) -> Calibration | None:
+        """The answer shown (None before a successful run)."""
+        return self._outcome.calibration if self._outcome is not None else None
+
+    @property
+    def outcome(self) -> CalibrationOutcome | None:
+        return self._outcome
+
+    def run(self) -> bool:
+        """Start the search with the typed inputs; False (and nothing runs) if they are invalid."""
+        err = self.input_error()
+        self.error_label.show_error(err)
+        if err is not None or self._closed:
+            self._update_buttons()
+            return False
+        try:
+            rows = tuple(self.doc.engine_rows())
+        except ValueError as exc:
+            self.error_label.show_error(f"fix {exc}")
+            self._update_buttons()
+            return False
+        target, _ = check_positive(self.target_edit.text(), "target ε")
+        delta, _ = check_field("delta", self.delta_edit.text())
+        request = CalibrationRequest(rows, self.row_index, self.parameter_name, target, delta,
+                                     self.eps_error)
+        self._outcome = None
+        self._running_snapshot = self.doc.rows
+        self._show_result_text("Searching…")
+        self._show_plot(None)
+        self.plot_item.setTitle("Searching…", color="#555", size="9pt")
+        self.progress.setValue(0)
+        self.progress_text.setText("starting")
+        self.runner.start(lambda progress, cancel: run_calibration(request, progress, cancel))
+        self._update_buttons()
+        return True
+
+    def cancel(self) -> None:
+        self.runner.cancel()
+
+    def _show_result_text(self, text: str, error: bool = False) -> None:
+        self.result_label.setText(text)
+        self.result_label.setStyleSheet("color: #b71c1c;" if error else "")
+
+    def _value_text(self, cal: Calibration) -> str:
+        if cal.parameter == "count":
+            return fmt_count(int(cal.value))
+        # rounded towards the private side, so the printed number is a safe choice too
+        return fmt_bound(cal.value, 6, up=not PARAMETERS[cal.parameter][1])
+
+    def result_text(self, cal: Calibration) -> str:
+        title, _, _ = parameter_title(self.kind, cal.parameter)
+        text = (f"{title} = {self._value_text(cal)} gives ε ≤ {fmt_bound(cal.epsilon.upper)} "
+                f"(certified; estimate {fmt(cal.epsilon.estimate)}) at δ = {fmt(cal.delta)}")
+        if cal.at_bound:
+            text += f"\nThe search stopped at the end of its range; a better {title} may lie beyond it."
+        return text
+
+    @Slot(float, str)
+    def _on_progress(self, fraction: float, text: str) -> None:
+        self.progress.setValue(int(1000 * max(0.0, min(1.0, fraction))))
+        self.progress_text.setText(text)
+
+    @Slot(object)
+    def _on_done(self, outcome: CalibrationOutcome) -> None:
+        self._outcome = outcome
+        self._snapshot = self._running_snapshot
+        self.progress.setValue(1000)
+        self.progress_text.setText("done")
+        self._show_result_text(self.result_text(outcome.calibration))
+        self._show_plot(outcome)
+        if not self.can_apply():
+            self._on_document("change", None)
+        self._update_buttons()
+        self.calibration_ready.emit(outcome.calibration)
+        self.run_finished.emit()
+
+    @Slot(object)
+    def _on_failed(self, exc: object) -> None:
+        message = failure_text(exc)
+        self.progress.setValue(0)
+        self.progress_text.setText("no answer" if isinstance(exc, Infeasible) else "failed")
+        text = message[0].upper() + message[1:]
+        self._show_result_text(text if isinstance(exc, Infeasible) else f"The search failed: {text}",
+                               error=True)
+        self.plot_item.setTitle("No answer to draw", color="#555", size="9pt")
+        self._update_buttons()
+        self.calibration_failed.emit(message)
+        self.run_finished.emit()
+
+    @Slot()
+    def _on_cancelled(self) -> None:
+        self.progress.setValue(0)
+        self.progress_text.setText("cancelled")
+        self._show_result_text("Cancelled. Run to search again.")
+        self.plot_item.setTitle("Cancelled", color="#555", size="9pt")
+        self._update_buttons()
+        self.calibration_cancelled.emit()
+        self.run_finished.emit()
+
+    # ------------------------------------------------------------ apply / close
+    def new_row(self) -> RowSpec | None:
+        """The row with the answer written into it (None if there is no current answer)."""
+        cal = self.calibration
+        spec = self._row_spec()
+        if cal is None or spec is None or not self.can_apply():
+            return None
+        if cal.parameter == "count":
+            return replace(spec, count=int(cal.value))
+        return spec.with_param(cal.parameter, float(cal.value))
+
+    def apply(self) -> bool:
+        """Write the answer into the row as one undoable edit and close; False if there is none."""
+        new = self.new_row()
+        if new is None or self.runner.is_running():
+            return False
+        cal = self.calibration
+        self._editor.replace(self.row_index, new, f"Calibrate {cal.parameter} of row")
+        self.accept()
+        return True
+
+    def shutdown(self) -> None:
+        """Cancel the search, stop the worker thread and wait for it (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.doc.unsubscribe(self._on_document)
+        self.runner.shutdown()
+
+    def done(self, result: int) -> None:  # accept, reject, Escape and the close box end here
+        self.shutdown()
+        super().done(result)
+
+
+def _unit(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setStyleSheet("color: #555;")
+    return label
+
+
+def _with_unit(field: QWidget, unit: QLabel) -> QWidget:
+    box = QWidget()
+    lay = QHBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.addWidget(field, 3)
+    lay.addWidget(unit, 2)
+    return box
