@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QGroupBox, Q
 
 from ..accounting.budget import BudgetStatus, budget_status
 from ..document.model import KIND_TITLES, Document, RowSpec
-from .calibrate_dialog import check_positive, failure_text
-from .tasks import TaskRunner
+from .calibrate_dialog import check_positive
+from .tasks import TaskRunner, failure_text
 from .fmt import fmt, fmt_bound, fmt_count, fmt_value
 from .targets import check_field
 from .widgets import ERROR_COLOR, ErrorLabel, mark

@@ -31,7 +31,7 @@ from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_value, parse_number
 from .plot_base import BLUE, GREY, RED, pen
 from .row_form import COUNT_TIP
-from .tasks import TaskRunner
+from .tasks import TaskRunner, failure_text
 from .targets import TIPS as TARGET_TIPS
 from .targets import check_field
 from .undo import Editor
@@ -44,14 +44,6 @@ SEARCH_SHARE = 0.75
 #: how the hint names a parameter
 SHORT_NAMES = {"sigma": "σ", "scale": "b", "sampling_rate": "q", "epsilon": "mechanism ε", "count": "count"}
 TARGET_TIP = "The largest ε (nats) the composition may have at δ; a number > 0, e.g. 2 or 1e-1."
-
-
-def failure_text(exc: object) -> str:
-    """A message for an engine failure (memory errors suggest a coarser accuracy)."""
-    message = str(exc) or type(exc).__name__
-    if isinstance(exc, MemoryError) and "eps_error" not in message:
-        message += "; try a larger accuracy (ε error)"
-    return message.replace("eps_error", "accuracy (ε error)")
 
 
 def check_positive(text: str, name: str) -> tuple[float | None, str | None]:

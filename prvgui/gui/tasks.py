@@ -15,6 +15,14 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from ..accounting.compose import Cancelled
 
 
+def failure_text(exc: object) -> str:
+    """A message for an engine failure (memory errors suggest a coarser accuracy)."""
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, MemoryError) and "eps_error" not in message:
+        message += "; try a larger accuracy (ε error)"
+    return message.replace("eps_error", "accuracy (ε error)")
+
+
 class _Runner(QObject):
     """Lives on the worker thread; runs one job at a time."""
 
@@ -74,6 +82,11 @@ class TaskRunner(QObject):
     def is_running(self) -> bool:
         """True while the latest job has not answered."""
         return self._latest != 0
+
+    @property
+    def latest_id(self) -> int:
+        """Id of the job whose answer may still be shown (0: none)."""
+        return self._latest
 
     def is_thread_running(self) -> bool:
         return self._thread.isRunning()
