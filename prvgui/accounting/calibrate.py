@@ -230,23 +230,58 @@ class _Ctx:
                    else f"a single composition already gives epsilon up to {one.upper:.4g}")
             raise Infeasible(f"no count reaches epsilon {self.target:g} at delta {self.delta:g}: {why}")
         good, bad = 1, None
-        c = max(2, self.rows[self.j].count)
         limit = PARAMETERS["count"][2][1]
-        while bad is None:  # grow geometrically until infeasible
+        # coarse stage (eps_error >= 0.1): bracket the count on the estimate, cheaply
+        coarse = Accountant(self.rows, max(self.eps_error, 0.1), cancel=self.cancel)
+        aim = self.target - 0.95 * self.eps_error
+        lo_c, hi_c, c = 1, None, max(2, self.rows[self.j].count)
+        while hi_c is None:
             self._tick(0.1, "bracketing the count")
-            cs = np.unique(np.minimum(np.geomspace(good + 1, min(4 * c, limit), 12).astype(np.int64), limit))
-            bounds = self._count_bounds(acc, cs)
-            for cc, b in zip(cs, bounds):
-                if b.upper <= self.target:
-                    good = int(cc)
+            cs = np.unique(np.minimum(np.geomspace(lo_c + 1, min(4 * c, limit), 12).astype(np.int64),
+                                      limit))
+            for cc, b in zip(cs, self._count_bounds(coarse, cs)):
+                if b.estimate <= aim:
+                    lo_c = int(cc)
                 else:
-                    bad = int(cc)
+                    hi_c = int(cc)
                     break
-            if bad is None:
-                if good >= limit:
-                    b = self._count_bounds(acc, [good])[0]
-                    return Calibration("count", good, b, self.target, self.delta, at_bound=True)
+            if hi_c is None:
+                if lo_c >= limit:
+                    hi_c = limit
+                    break
                 c = 4 * c
+        while hi_c - lo_c > max(1, lo_c // 200):
+            self._tick(0.3, "bracketing the count")
+            cs = np.unique(np.linspace(lo_c, hi_c, 24).astype(np.int64))
+            for cc, b in zip(cs, self._count_bounds(coarse, cs)):
+                if b.estimate <= aim:
+                    lo_c = int(cc)
+                else:
+                    hi_c = int(cc)
+                    break
+        # fine stage: certify around the coarse answer, widening until the bracket holds
+        width = max(2, lo_c // 100)
+        while bad is None or good == 1 and bad > 2:
+            self._tick(0.5, "certifying the count")
+            cs = np.unique(np.clip(np.linspace(lo_c - width, lo_c + width, 16).astype(np.int64), 1, limit))
+            bounds = self._count_bounds(acc, cs)
+            feasible = [int(cc) for cc, b in zip(cs, bounds) if b.upper <= self.target]
+            infeasible = [int(cc) for cc, b in zip(cs, bounds) if b.upper > self.target]
+            if feasible:
+                good = max(good, max(feasible))
+            if infeasible and min(infeasible) > good:
+                bad = min(i for i in infeasible if i > good)
+            if good >= limit:
+                b = self._count_bounds(acc, [good])[0]
+                return Calibration("count", good, b, self.target, self.delta, at_bound=True)
+            if bad is None or not feasible:
+                width *= 4
+                if not feasible:
+                    lo_c = max(1, lo_c - width)
+                elif bad is None:
+                    lo_c = lo_c + width
+            if bad is not None and feasible:
+                break
         while bad - good > 1:  # refine with up to 40 counts per shared FFT
             self._tick(0.5, "refining the count")
             cs = np.unique(np.linspace(good + 1, bad - 1, min(40, bad - good - 1)).astype(np.int64))

@@ -45,6 +45,7 @@ class GridTooLarge(MemoryError):
 
     def __init__(self, n: int, n_max: int, width: float) -> None:
         super().__init__(f"the composition needs an FFT of {n} points (limit {n_max})")
+        self.n = n
         self.width = width
 
 

@@ -26,8 +26,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .compose import (Cancelled, PreparedRow, choose_window, fft_len, finish, inf_mass_of,
-                      interruptible, row_spectrum)
+from .compose import (Cancelled, GridTooLarge, PreparedRow, choose_window, fft_len, finish,
+                      inf_mass_of, interruptible, row_spectrum)
 from .discretize import discretize
 from .mechanisms import Row
 from .profile import Bounds, CertifiedProfile
@@ -115,6 +115,21 @@ def epsilon_vs_count(acc, row_index: int, counts: Sequence[int], delta: float,
 
 
 def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[Bounds]:
+    """One order of the pair; when the grid would exceed the accountant's limit, the mesh
+    coarsens (t and the aggregation grow together) and the brackets widen, as in Accountant."""
+    scale = 1.0
+    while True:
+        try:
+            return _order_curve_at(acc, order, j, cs, delta, level, scale * t, scale * agg_max,
+                                   progress)
+        except GridTooLarge as exc:
+            scale *= max(exc.n / (0.9 * acc.n_max), 1.05)
+            if scale > 1e4:
+                raise MemoryError("this curve needs too fine a grid; use a larger eps_error") from None
+            acc.eps_error_used = max(acc.eps_error_used, scale * acc.eps_error)
+
+
+def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[Bounds]:
     rows: list[Row] = acc.rows
     blatant_other = any(r.count > 0 and r.mechanism.is_blatant() for i, r in enumerate(rows) if i != j)
     inf = Bounds(math.inf, math.inf, math.inf)
@@ -134,12 +149,12 @@ def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[
         return [Bounds(0.0, 0.0, 0.0)] * cs.size
     e4 = level / 4
     h = t * math.sqrt(2.0 / (k_max * math.log(1.0 / e4)))
-    disc_o = [(discretize(p, h, e4 * p.finite_mass / (2.0 * k_max)), k) for p, k in others]
+    disc_o = [(discretize(p, h, e4 * p.finite_mass / (2.0 * k_max), acc.n_max), k) for p, k in others]
     prep_o = [(PreparedRow.of(d), k) for d, k in disc_o]
     dj = None
     if not j_trivial:
         pj = mech_j.prv(order)
-        dj = discretize(pj, h, e4 * pj.finite_mass / (2.0 * k_max))
+        dj = discretize(pj, h, e4 * pj.finite_mass / (2.0 * k_max), acc.n_max)
         prep_j = PreparedRow.of(dj)
     windows = []
     for c in cs:
@@ -148,7 +163,7 @@ def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[
     width = max(hi - lo for lo, hi, _ in windows)
     n = fft_len(int(math.ceil(width / h)) + 4, h, agg_max)
     if n > acc.n_max:
-        raise MemoryError(f"the steps curve needs an FFT of {n} points (limit {acc.n_max})")
+        raise GridTooLarge(n, acc.n_max, width)
     base_spec, n0_o, k_o = None, 0, 0
     for d, k in disc_o:
         spec, b = interruptible(row_spectrum, d, n, cancel=acc.cancel, size=n)
