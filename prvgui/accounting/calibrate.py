@@ -169,10 +169,6 @@ class _Ctx:
         # coarse stage: bisect in log space on the estimate, aiming half a bracket below
         coarse = max(self.eps_error, 0.1)
         aim = self.target - 0.95 * self.eps_error
-        if self._eps(q_end, coarse).estimate <= aim:
-            at_q = self._eps(q_end, self.eps_error)
-            if at_q.upper <= self.target:
-                return Calibration(self.parameter, q_end, at_q, self.target, self.delta, at_bound=True)
         a, b = math.log(p_end), math.log(q_end)  # a: feasible side, b: infeasible side
         for i in range(60):
             self._tick(0.05 + 0.45 * i / 60, "coarse search")
@@ -183,6 +179,10 @@ class _Ctx:
                 b = mid
             if abs(b - a) < 2e-3:
                 break
+        if b == math.log(q_end):  # never infeasible: the least private end itself may fit
+            at_q = self._eps(q_end, self.eps_error)
+            if at_q.upper <= self.target:
+                return Calibration(self.parameter, q_end, at_q, self.target, self.delta, at_bound=True)
         return self._fine(math.exp(a), increasing, p_end, q_end, at_p)
 
     def _fine(self, start: float, increasing: bool, p_end: float, q_end: float,
