@@ -239,12 +239,7 @@ class _Ctx:
             self._tick(0.1, "bracketing the count")
             cs = np.unique(np.minimum(np.geomspace(lo_c + 1, min(4 * c, limit), 12).astype(np.int64),
                                       limit))
-            for cc, b in zip(cs, self._count_bounds(coarse, cs)):
-                if b.estimate <= aim:
-                    lo_c = int(cc)
-                else:
-                    hi_c = int(cc)
-                    break
+            lo_c, hi_c = _scan(cs, self._count_bounds(coarse, cs), lambda b: b.estimate <= aim, lo_c, hi_c)
             if hi_c is None:
                 if lo_c >= limit:
                     hi_c = limit
@@ -253,15 +248,10 @@ class _Ctx:
         while hi_c - lo_c > max(1, lo_c // 200):
             self._tick(0.3, "bracketing the count")
             cs = np.unique(np.linspace(lo_c, hi_c, 24).astype(np.int64))
-            for cc, b in zip(cs, self._count_bounds(coarse, cs)):
-                if b.estimate <= aim:
-                    lo_c = int(cc)
-                else:
-                    hi_c = int(cc)
-                    break
+            lo_c, hi_c = _scan(cs, self._count_bounds(coarse, cs), lambda b: b.estimate <= aim, lo_c, hi_c)
         # fine stage: certify around the coarse answer, widening until the bracket holds
         width = max(2, lo_c // 100)
-        while bad is None or good == 1 and bad > 2:
+        while True:
             self._tick(0.5, "certifying the count")
             cs = np.unique(np.clip(np.linspace(lo_c - width, lo_c + width, 16).astype(np.int64), 1, limit))
             bounds = self._count_bounds(acc, cs)
@@ -285,12 +275,7 @@ class _Ctx:
         while bad - good > 1:  # refine with up to 40 counts per shared FFT
             self._tick(0.5, "refining the count")
             cs = np.unique(np.linspace(good + 1, bad - 1, min(40, bad - good - 1)).astype(np.int64))
-            for cc, b in zip(cs, self._count_bounds(acc, cs)):
-                if b.upper <= self.target:
-                    good = int(cc)
-                else:
-                    bad = int(cc)
-                    break
+            good, bad = _scan(cs, self._count_bounds(acc, cs), lambda b: b.upper <= self.target, good, bad)
         b = self._count_bounds(acc, [good])[0]
         return Calibration("count", good, b, self.target, self.delta)
 
@@ -299,6 +284,15 @@ class _Ctx:
         cs, bounds = epsilon_vs_count(acc, self.j, counts, self.delta)
         lookup = dict(zip(cs.tolist(), bounds))
         return [lookup[int(c)] for c in counts]
+
+
+def _scan(cs, bounds, ok, good, bad):
+    """Walk increasing counts: the last one that is ``ok`` before the first that is not."""
+    for cc, b in zip(cs, bounds):
+        if not ok(b):
+            return good, int(cc)
+        good = int(cc)
+    return good, bad
 
 
 def _between(v: float, a: float, b: float) -> float:
