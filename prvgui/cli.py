@@ -86,22 +86,23 @@ def _fmt(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.6g}"
 
 
-def _load(path: str):
+def _inputs(args):
+    """(document, delta, eps_error, engine rows) from the file and the flags that override it."""
+    from .accounting.accountant import check_delta, check_eps_error
     from .document import load
-    return load(path)
+    doc = load(args.file)
+    delta = getattr(args, "delta", None)
+    delta = check_delta(delta if delta is not None else doc.targets.delta, "--delta")
+    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
+    return doc, delta, err, doc.engine_rows()
 
 
 def _query(args, want_eps: bool) -> int:
     """``epsilon`` (want_eps) or ``delta``: certified bounds plus the comparison accountants."""
-    from .accounting.accountant import Accountant, check_delta, check_eps_error, check_epsilon
+    from .accounting.accountant import Accountant, check_epsilon
     from .accounting.comparisons import compare_delta, compare_epsilon
-    doc = _load(args.file)
-    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
-    if want_eps:
-        x = check_delta(args.delta if args.delta is not None else doc.targets.delta, "--delta")
-    else:
-        x = check_epsilon(args.epsilon, "--epsilon")
-    rows = doc.engine_rows()
+    _, delta, err, rows = _inputs(args)
+    x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")
     acc = Accountant(rows, err)
     b = acc.epsilon(x) if want_eps else acc.delta(x)
     comps = (compare_epsilon if want_eps else compare_delta)(rows, x)
@@ -126,14 +127,10 @@ def _query(args, want_eps: bool) -> int:
 
 
 def _run_curve(args) -> int:
-    from .accounting.accountant import check_delta, check_eps_error
     from .accounting.engine import Request, compute
     from .document.export import curve_csv_text
     from .document.fileio import atomic_write
-    doc = _load(args.file)
-    delta = check_delta(args.delta if args.delta is not None else doc.targets.delta, "--delta")
-    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
-    rows = doc.engine_rows()
+    doc, delta, err, rows = _inputs(args)
     points = args.points
     if points is not None and not 2 <= points <= (200 if args.kind == "steps" else 100_000):
         raise ValueError(f"--points must be in [2, {200 if args.kind == 'steps' else 100000}], "
@@ -157,12 +154,8 @@ def _run_curve(args) -> int:
 
 
 def _run_calibrate(args) -> int:
-    from .accounting.accountant import check_delta, check_eps_error
     from .accounting.calibrate import calibrate
-    doc = _load(args.file)
-    delta = check_delta(args.delta if args.delta is not None else doc.targets.delta, "--delta")
-    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
-    rows = doc.engine_rows()
+    _, delta, err, rows = _inputs(args)
     if not rows:
         raise ValueError("the composition has no rows")
     if not 0 <= args.row < len(rows):
