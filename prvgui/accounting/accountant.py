@@ -32,6 +32,7 @@ large grids) the bound widens honestly, up to +inf, never down.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -47,6 +48,8 @@ NEIGHBOURING = ("add_remove",)
 T_FRACTION = 0.92
 AGG_FRACTION = 0.06
 DEFAULT_EPS_ERROR = 0.01
+#: kinds whose homogeneous composition has the exact (binomial) closed form
+_PURE_KINDS = ("randomized_response", "pure_dp", "approx_dp")
 
 
 def check_eps_error(eps_error: object) -> float:
@@ -78,11 +81,22 @@ class _Side:
     budget: dict = field(default_factory=dict)
 
 
-def _sub_progress(progress, i: int, n: int):
-    """Map a 0..1 progress of part i of n onto the whole."""
-    if progress is None:
-        return None
-    return lambda f: progress((i + f) / n)
+class _Joint:
+    """Progress of parts built side by side: the whole is the mean of the parts' fractions."""
+
+    def __init__(self, progress, n: int) -> None:
+        self.progress, self.done, self.lock = progress, [0.0] * n, threading.Lock()
+
+    def part(self, i: int):
+        if self.progress is None:
+            return None
+
+        def report(f: float) -> None:
+            with self.lock:
+                self.done[i] = f
+                total = sum(self.done) / len(self.done)
+            self.progress(total)
+        return report
 
 
 def _rows_prvs(rows: Sequence[Row], order: str):
@@ -124,6 +138,7 @@ class Accountant:
         #: the largest eps_error actually achieved (above eps_error when the grid was capped)
         self.eps_error_used = self.eps_error
         self._notes: list[str] = []
+        self._lock = threading.Lock()
         #: delta -> error level behind the answer given for it
         self._used: dict[float, float] = {}
 
@@ -137,6 +152,33 @@ class Accountant:
         if key not in self._cache:
             self._cache[key] = self._build(order, err, progress, extended)
         return self._cache[key]
+
+    def _sides(self, err: float, progress=None, extended: bool = False) -> list[_Side]:
+        """Both orders of the pair at one error level; missing ones are built side by side
+        (numpy's FFTs and array loops release the GIL; compose.py keeps big grids one at a time)."""
+        missing = [o for o in self.orders if (o, err, extended) not in self._cache]
+        if len(missing) > 1:
+            joint = _Joint(progress, len(missing))
+            errors: list[BaseException] = []
+
+            def build(i: int, order: str) -> None:
+                try:
+                    self._side(order, err, joint.part(i), extended)
+                except BaseException as exc:  # noqa: BLE001 - re-raised below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=build, args=(i, o), daemon=True,
+                                        name=f"prvgui-{o}") for i, o in enumerate(missing[1:], 1)]
+            for th in threads:
+                th.start()
+            build(0, missing[0])
+            for th in threads:
+                th.join()
+            if errors:
+                raise next((e for e in errors if not isinstance(e, Cancelled)), errors[0])
+        elif missing:
+            self._side(missing[0], err, progress, extended)
+        return [self._cache[(o, err, extended)] for o in self.orders]
 
     def _build(self, order: str, err: float, progress=None, extended: bool = False) -> _Side:
         prvs = _rows_prvs(self.rows, order)
@@ -181,7 +223,8 @@ class Accountant:
         hoeff = math.exp(-2.0 * slack * slack / (k_total * h * h)) if slack > 0 else 1.0
         trunc = sum(k * d.tail_prob for d, k in discs)
         prof = CertifiedProfile(composed, t, hoeff + trunc)
-        self.eps_error_used = max(self.eps_error_used, scale * self.eps_error)
+        with self._lock:  # the two orders may be built in parallel threads
+            self.eps_error_used = max(self.eps_error_used, scale * self.eps_error)
         budget = {"order": order, "t": t, "h": h, "K": k_total, "eps_error_used": scale * self.eps_error,
                   "n_fft": composed.parts.get("n", 1), "decimation": composed.parts.get("decimation", 1),
                   "hoeffding": hoeff, "truncation": trunc, "window": composed.parts.get("window", 0.0),
@@ -203,9 +246,9 @@ class Accountant:
         """Closed-form answers (all-Gaussian, or one homogeneous pure/approx-DP row), with the
         bracket widened only by the closed form's own rounding (1e-9 relative, 1e-6 for the
         binomial sums, whose log-gamma terms limit them to ~1e-9 at 10^6 compositions)."""
-        from .comparisons import exact_value
-        if not self.closed_forms:
+        if not self.closed_forms or not self._closed_form_applies():
             return None
+        from .comparisons import exact_value  # imports scipy.special: only when it can help
         try:
             v = exact_value(self.rows, x, want_eps)
         except (ArithmeticError, ValueError):
@@ -220,6 +263,16 @@ class Accountant:
         if want_eps:
             return Bounds(max(0.0, v * (1 - rel) - 1e-12), v, v * (1 + rel) + 1e-12)
         return Bounds(max(0.0, v * (1 - rel) - 1e-15), v, min(1.0, v * (1 + rel) + 1e-15))
+
+    def _closed_form_applies(self) -> bool:
+        """Cheap pre-check of ``comparisons.exact_value``'s cases (which decides exactly)."""
+        active = [r.mechanism for r in self.rows if r.count > 0 and not r.mechanism.is_trivial()]
+        if not active:
+            return False
+        if all(m.kind == "gaussian" or (m.kind == "subsampled_gaussian" and m.sampling_rate == 1)
+               for m in active):
+            return True
+        return all(m.kind in _PURE_KINDS for m in active) and len({m.eps_delta() for m in active}) == 1
 
     @staticmethod
     def _level(delta: float) -> float:
@@ -255,8 +308,7 @@ class Accountant:
 
     def _epsilon_at(self, delta: float, level: float, progress=None, extended: bool = False) -> Bounds:
         parts = []
-        for i, order in enumerate(self.orders):
-            side = self._side(order, level, _sub_progress(progress, i, len(self.orders)), extended)
+        for side in self._sides(level, progress, extended):
             if side.profile is None:
                 parts.append(Bounds(0.0, 0.0, 0.0))
             else:
@@ -292,8 +344,7 @@ class Accountant:
 
     def _delta_curve_at(self, eps, level, progress):
         lows, ests, ups = [], [], []
-        for i, order in enumerate(self.orders):
-            side = self._side(order, level, _sub_progress(progress, i, len(self.orders)))
+        for side in self._sides(level, progress):
             if side.profile is None:
                 z = np.zeros(eps.shape)
                 lows.append(z), ests.append(z), ups.append(z)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.special import ndtr
+from .special import ndtr
 
 Array = np.ndarray
 _LOG_SQRT2PI = 0.5 * math.log(2 * math.pi)
