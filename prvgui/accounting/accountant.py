@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .compose import N_MAX, Cancelled, GridTooLarge, compose
+from .compose import INTERRUPTIBLE_SIZE, N_MAX, Cancelled, GridTooLarge, compose, interruptible
 from .discretize import DiscretePRV, discretize
 from .mechanisms import Row
 from .profile import Bounds, CertifiedProfile
@@ -187,7 +187,10 @@ class Accountant:
         scale = 1.0
         while True:
             try:
-                return self._build_at(prvs, order, err, scale, progress, extended)
+                # in a helper thread when cancellable, so that a cancel returns at once even
+                # in the middle of a long numpy call (discretising millions of cells)
+                return interruptible(self._build_at, prvs, order, err, scale, progress, extended,
+                                     cancel=self.cancel, size=INTERRUPTIBLE_SIZE)
             except GridTooLarge as exc:
                 # coarsen so that the window fits in n_max points; the bracket widens
                 # in proportion (reported in the budget and in ``warnings``)

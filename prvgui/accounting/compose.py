@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
+from .band import band_limit, band_logs, low_dft, product_error, worth_it
 from .discretize import DiscretePRV
 
 _ULP = 2.0 ** -52
@@ -57,6 +58,11 @@ def check_cancel(cancel: Callable[[], bool] | None) -> None:
     if cancel is not None and cancel():
         raise Cancelled("computation cancelled")
 
+
+#: the band path is used when the proved band is at most n / BAND_FRACTION frequencies
+BAND_FRACTION = 16
+#: ... and n below this (the phases are reduced exactly in int64)
+BAND_N_MAX = 1 << 32
 
 #: grids longer than this are composed one at a time even when callers run in parallel
 PARALLEL_N = 1 << 22
@@ -136,6 +142,15 @@ class Composed:
     @property
     def values(self) -> np.ndarray:
         return (self.n_start + np.arange(self.pmf.size)) * self.h + self.offset
+
+    def trimmed(self, lo: float, hi: float) -> "Composed":
+        """The part with values in [lo - h, hi + h]. The mass dropped must already be counted
+        in ``err_abs`` (it is when [lo, hi] is the Chernoff window of this composition)."""
+        i0 = max(0, math.floor((lo - self.offset) / self.h) - self.n_start - 1)
+        i1 = min(self.pmf.size, math.ceil((hi - self.offset) / self.h) - self.n_start + 2)
+        if i0 == 0 and i1 == self.pmf.size or i1 <= i0:
+            return self
+        return replace(self, pmf=self.pmf[i0:i1], n_start=self.n_start + i0)
 
 
 def _cgf_bounds(d: DiscretePRV, lams: np.ndarray, blocks: int = 4096) -> np.ndarray:
@@ -269,28 +284,38 @@ def _decimation(spectrum: np.ndarray, n: int, d_max: int, budget: float) -> tupl
     return d, err
 
 
-def power_error(spectrum: np.ndarray, total_k: int, n: int, extended: bool = False) -> float:
-    """Bound on the error of any tail sum sum_{j >= j0} g_j r_j (0 <= g <= 1 of the form
-    1 - e^{eps - y}) caused by the round-off of the rows' FFTs, which X^k multiplies by k.
-
-    Each coefficient of a row's FFT carries a relative error of at most
-    e_x = u log2(n) (u the unit round-off of the FFT's precision; observed errors are
-    ten times smaller), so |dR_m| <= (K e_x + 4 u_64) |R_m|. A tail sum of the inverse
-    transform weighs frequency m by |G_m| / n <= 1 / m (geometric sums), hence
-    |error| <= (K e_x + 4 u_64) (|R_0| + 2 sum_{m >= 1} |R_m| / m).
-    """
+def fft_rel_error(total_k: int, n: int, extended: bool = False) -> float:
+    """K e_x: the relative error per coefficient that the powers give the rows' FFT errors."""
     u = float(np.finfo(np.longdouble).eps) / 2 if extended else _ULP / 2
-    e_x = u * math.log2(max(n, 2))
-    mags = np.abs(spectrum)
-    weight = float(mags[0]) + 2.0 * float(np.sum(mags[1:] / np.arange(1, mags.size)))
-    return (total_k * e_x + 4 * _ULP) * weight
+    return total_k * u * math.log2(max(n, 2))
+
+
+def power_error(spectrum: np.ndarray, coef_err) -> float:
+    """Bound on the error of any tail sum sum_{j >= j0} g_j r_j (0 <= g <= 1 of the form
+    1 - e^{eps - y}) caused by errors in the composed transform R.
+
+    A tail sum of the inverse transform weighs frequency m by |G_m| / n <= 1 / m (geometric
+    sums), hence |error| <= E_0 + 2 sum_{m >= 1} E_m / m with E_m a bound on |dR_m|.
+
+    ``coef_err`` is either a scalar, the relative error K e_x of ``fft_rel_error`` (each
+    coefficient of a row's FFT is taken to carry a relative error of at most
+    e_x = u log2(n), which X^k multiplies by k: E_m = (K e_x + 4 u_64) |R_m|), or an array
+    of absolute bounds E_m (band.product_error), which may run past the spectrum's end.
+    """
+    if np.ndim(coef_err) == 0:
+        w = np.abs(spectrum) * (float(coef_err) + 4 * _ULP)
+    else:
+        w = np.asarray(coef_err, dtype=float)
+    if w.size == 0:
+        return 0.0
+    return float(w[0]) + 2.0 * float(np.sum(w[1:] / np.arange(1, w.size)))
 
 
 def finish(spectrum: np.ndarray, n: int, n0: int, n_lo: int, h: float, offset: float,
-           inf_mass: float, total_k: int, window_err: float, agg_max: float,
-           extended: bool = False) -> Composed:
-    """Inverse transform (decimated if allowed) and read the window."""
-    fp_power = power_error(spectrum, total_k, n, extended)
+           inf_mass: float, coef_err, window_err: float, agg_max: float) -> Composed:
+    """Inverse transform (decimated if allowed) and read the window; ``coef_err`` as in
+    power_error."""
+    fp_power = power_error(spectrum, coef_err)
     d_max = max(1, int(2 * agg_max / h) + 1)
     d, alias_err = _decimation(spectrum, n, d_max, budget=window_err * 1e-3 + 1e-300)
     # rotate so that position 0 is grid index n_lo, then decimate
@@ -353,9 +378,15 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     n_lo = math.floor((lo - offset) / h) - 1
     n_hi = math.ceil((hi - offset) / h) + 1
     n = fft_len(n_hi - n_lo + 1, h, agg_max)
+    check_cancel(cancel)
+    banded = _banded(rows, n, h, agg_max, n_max, extended, cancel)
+    if banded is not None:
+        spectrum, n0, coef_err = banded
+        out = finish(spectrum, n, n0, n_lo, h, offset, inf_mass, coef_err, win_err, agg_max)
+        out.parts["band"] = int(coef_err.size)
+        return out
     if n > n_max:
         raise GridTooLarge(n, n_max, hi - lo)
-    check_cancel(cancel)
     if n <= PARALLEL_N:
         return _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, agg_max,
                           extended)
@@ -382,7 +413,46 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
         check_cancel(cancel)
         if progress is not None:
             progress((i + 1) / (len(rows) + 1))
-    out = interruptible(finish, spectrum, n, n0, n_lo, h, offset, inf_mass, total_k, win_err, agg_max,
-                        extended, cancel=cancel, size=n)
+    out = interruptible(finish, spectrum, n, n0, n_lo, h, offset, inf_mass,
+                        fft_rel_error(total_k, n, extended), win_err, agg_max, cancel=cancel, size=n)
     check_cancel(cancel)
     return out
+
+
+def banded_rows(rows: list[tuple[DiscretePRV, int]], n: int, band: int, extended: bool,
+                cancel: Callable[[], bool] | None = None) -> list[tuple[np.ndarray, int, float]]:
+    """band.low_dft of each row: (X on the band, grid index of position 0, absolute error)."""
+    out = []
+    for d, _ in rows:
+        out.append(low_dft(d, n, band, extended))
+        check_cancel(cancel)
+    return out
+
+
+def banded_product(parts: list[tuple[tuple[np.ndarray, int, float], int]]
+                   ) -> tuple[np.ndarray, int, np.ndarray]:
+    """prod X_i^{k_i} on the band, the grid index of position 0 and the per-frequency bound
+    on the error of the product (band.product_error)."""
+    spectrum, n0 = None, 0
+    log_up, log_val = 0.0, 0.0
+    for (x, base, err), k in parts:
+        p = power(x, k)
+        spectrum = p if spectrum is None else spectrum[:min(spectrum.size, p.size)] * p[:spectrum.size]
+        n0 += k * base
+        up, val = band_logs(x, err)
+        log_up, log_val = log_up + k * up, log_val + k * val
+    return spectrum, n0, product_error(log_up, log_val, spectrum)
+
+
+def _banded(rows, n: int, h: float, agg_max: float, n_max: int, extended: bool, cancel):
+    """The composed band-limited spectrum from band.low_dft when a band limit is proved and
+    small against n (so that the cost no longer grows with the window), else None."""
+    band = band_limit(rows, n)
+    if band is None or band > n // BAND_FRACTION or n > BAND_N_MAX \
+            or not all(worth_it(n, band, d.pmf.size) for d, _ in rows):
+        return None
+    d_max = max(1, int(2 * agg_max / h) + 1)
+    if n // min(d_max, n) > n_max:  # the inverse transform would still be too long
+        return None
+    specs = banded_rows(rows, n, band, extended, cancel)
+    return banded_product([(sp, k) for sp, (_, k) in zip(specs, rows)])

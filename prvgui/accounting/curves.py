@@ -26,8 +26,22 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .compose import (Cancelled, GridTooLarge, PreparedRow, choose_window, fft_len, finish,
-                      inf_mass_of, interruptible, row_spectrum)
+from .band import band_limit, band_logs, low_dft, product_error, worth_it
+from .compose import (
+    BAND_FRACTION,
+    BAND_N_MAX,
+    INTERRUPTIBLE_SIZE,
+    Cancelled,
+    GridTooLarge,
+    PreparedRow,
+    choose_window,
+    fft_len,
+    fft_rel_error,
+    finish,
+    inf_mass_of,
+    interruptible,
+    row_spectrum,
+)
 from .discretize import discretize
 from .mechanisms import Row
 from .profile import Bounds, CertifiedProfile
@@ -120,8 +134,9 @@ def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[
     scale = 1.0
     while True:
         try:
-            return _order_curve_at(acc, order, j, cs, delta, level, scale * t, scale * agg_max,
-                                   progress)
+            return interruptible(_order_curve_at, acc, order, j, cs, delta, level, scale * t,
+                                 scale * agg_max, progress, cancel=acc.cancel,
+                                 size=INTERRUPTIBLE_SIZE)
         except GridTooLarge as exc:
             scale *= max(exc.n / (0.9 * acc.n_max), 1.05)
             if scale > 1e4:
@@ -162,19 +177,37 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
         windows.append(choose_window(rows_c, e4) if rows_c else (0.0, 0.0, 0.0))
     width = max(hi - lo for lo, hi, _ in windows)
     n = fft_len(int(math.ceil(width / h)) + 4, h, agg_max)
-    if n > acc.n_max:
+    c_pos = cs[cs > 0]
+    c_min = int(c_pos.min()) if dj is not None and c_pos.size else 0
+    # the widest band is that of the smallest count; it serves every count
+    band_rows = disc_o + ([(dj, c_min)] if c_min > 0 else [])
+    band = band_limit(band_rows, n) if band_rows else None
+    d_max = max(1, int(2 * agg_max / h) + 1)
+    use_band = band is not None and band <= n // BAND_FRACTION and n <= BAND_N_MAX \
+        and n // min(d_max, n) <= acc.n_max and all(worth_it(n, band, d.pmf.size)
+                                                    for d, _ in band_rows)
+    if not use_band and n > acc.n_max:
         raise GridTooLarge(n, acc.n_max, width)
-    base_spec, n0_o, k_o = None, 0, 0
+    base_spec, n0_o, k_o, up_o, val_o = None, 0, 0, 0.0, 0.0
     for d, k in disc_o:
-        spec, b = interruptible(row_spectrum, d, n, cancel=acc.cancel, size=n)
+        if use_band:
+            x, b, e = low_dft(d, n, band)
+            up, val = band_logs(x, e)
+            up_o, val_o = up_o + k * up, val_o + k * val
+        else:
+            x, b = interruptible(row_spectrum, d, n, cancel=acc.cancel, size=n)
         n0_o += k * b
         k_o += k
-        p = _power_cached(_polar(spec), k)
+        p = _power_cached(_polar(x), k)
         base_spec = p if base_spec is None else base_spec * p
         _check(acc)
-    polar_j, neg_cstar = None, None
+    polar_j, neg_cstar, up_j, val_j = None, None, 0.0, 0.0
     if dj is not None:
-        spec_j, base_j = interruptible(row_spectrum, dj, n, cancel=acc.cancel, size=n)
+        if use_band:
+            spec_j, base_j, e_j = low_dft(dj, n, band)
+            up_j, val_j = band_logs(spec_j, e_j)
+        else:
+            spec_j, base_j = interruptible(row_spectrum, dj, n, cancel=acc.cancel, size=n)
         polar_j = _polar(spec_j)
         del spec_j
         # band of count c: frequencies m with c log|X_j| + log|B| > -700 lie below
@@ -195,15 +228,21 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
             continue
         spec = base_spec
         if c > 0:
-            band = max(1, int(np.searchsorted(neg_cstar, -c, side="left")))
-            pj_c = _power_cached((polar_j[0][:band], polar_j[1][:band]), c)
-            spec = pj_c if spec is None else spec[:band] * pj_c
+            band_c = max(1, int(np.searchsorted(neg_cstar, -c, side="left")))
+            pj_c = _power_cached((polar_j[0][:band_c], polar_j[1][:band_c]), c)
+            spec = pj_c if spec is None else spec[:band_c] * pj_c
         n0 = n0_o + (c * base_j if c > 0 else 0)
         k_c = k_o + c
+        if use_band:
+            coef_err = product_error(np.broadcast_to(up_o + c * up_j, (band,)), val_o + c * val_j,
+                                     spec)
+        else:
+            coef_err = fft_rel_error(k_c, n)
         offset = math.fsum(k * d.shift for d, k in parts)
         lo, hi, werr = windows[idx]
         n_lo = math.floor((lo - offset) / h) - 1
-        comp = finish(spec, n, n0, n_lo, h, offset, inf_mass_of(parts), k_c, werr, agg_max)
+        comp = finish(spec, n, n0, n_lo, h, offset, inf_mass_of(parts), coef_err, werr, agg_max)
+        comp = comp.trimmed(lo, hi)  # the grid serves the largest count; werr covers the rest
         bias = sum(k * d.bias for d, k in parts)
         slack = t - bias
         hoeff = math.exp(-2.0 * slack * slack / (k_c * h * h)) if slack > 0 else 1.0

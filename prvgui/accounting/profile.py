@@ -36,8 +36,9 @@ def _suffix_sums(r: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
         e = min(n, b + block)
         w = np.exp(-h * np.arange(e - b))
         local = np.cumsum((r[b:e] * w)[::-1])[::-1] / w
-        tail = np.exp(-h * (e - b - np.arange(e - b))) * carry
-        t[b:e] = local + tail
+        if carry > 0:
+            local += np.exp(-h * (e - b - np.arange(e - b))) * carry
+        t[b:e] = local
         carry = t[b]
     return s, t
 

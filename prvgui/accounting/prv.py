@@ -207,6 +207,13 @@ def _l0_of_t(q: float, t: Array) -> Array:
     """Inverse of t = log(q e^{l0} + 1 - q): l0 = log((e^t - 1 + q) / q), t > log(1-q)."""
     t = np.asarray(t, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if t.ndim == 1 and t.size > 16 and t[0] <= t[-1] and np.all(t[1:] >= t[:-1]):
+            # sorted cell edges: each branch on its own slice
+            i = int(np.searchsorted(t, 1.0, side="right"))
+            out = np.empty_like(t)
+            out[:i] = np.log(np.expm1(t[:i]) + q) - math.log(q)
+            out[i:] = t[i:] + np.log1p(-(1.0 - q) * np.exp(-t[i:])) - math.log(q)
+            return out
         small = np.log(np.expm1(t) + q) - math.log(q)
         big = t + np.log1p(-(1.0 - q) * np.exp(-np.maximum(t, 1.0))) - math.log(q)
     return np.where(t > 1.0, big, small)

@@ -1,0 +1,233 @@
+"""The low frequencies of a row's transform, without a full-length FFT.
+
+A composition of many steps is smooth: its transform prod_i X_i^{k_i} is below
+e^-700 beyond a few hundred frequencies even when the window needs millions of
+mesh points. This module proves such a band limit and computes the rows'
+transforms only inside it, so the cost no longer grows with the window.
+
+Band limit (a rigorous bound, not an estimate). For a pmf p on the circle of n
+points, X_m (1 - w^m) = sum_j (p_j - p_{j-1}) w^{mj} with w = e^{-2 pi i / n},
+so |X_m| <= TV1 / (2 sin(pi m / n)), and with second differences
+|X_m| <= TV2 / (4 sin^2(pi m / n)), for 0 < m < n. Both bounds fall as m rises
+to n / 2, so the first m where sum_i k_i log(bound_i) <= -700 bounds every
+later coefficient of the product (the rfft needs m <= n / 2 only).
+
+Transform on the band (``low_dft``). Cut the row into blocks of B cells with
+centres c_b; within a block, e^{-2 pi i m (j - c_b) / n} = sum_r (-i x_m v_j)^r / r!
+with x_m = pi m B / n <= 0.4 and v_j = (j - c_b) / (B / 2) in [-1, 1], so
+
+    X_m = sum_r (-i x_m)^r / r! * sum_b e^{-2 pi i m (c_b - centre) / n} mu_{r,b},
+    mu_{r,b} = sum_{j in b} p_j v_j^r,
+
+truncated once x^{R+1} / (R+1)! < 1e-18. Every sum is a numpy pairwise
+reduction (error <= (20 + log2 length) u times the sum of magnitudes, which is
+at most e^x sum p), so each coefficient carries an absolute error below
+``err_abs``, returned with it; compose.power_error turns these into a bound on
+the composed tail sums.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .discretize import DiscretePRV
+
+#: the log-magnitude below which the composed transform is dropped (as in compose.power)
+LOG_FLOOR = -700.0
+#: x_m = pi m B / n stays below this inside the band
+X_MAX = 0.4
+
+
+def _tv(pmf: np.ndarray) -> tuple[float, float]:
+    """Total variation of the first and second differences of the zero-padded pmf
+    (rounded up by a relative 1e-12 for the summation)."""
+    p = np.concatenate([np.zeros(2), pmf, np.zeros(2)])
+    d1 = np.diff(p)
+    tv1 = float(np.abs(d1).sum())
+    tv2 = float(np.abs(np.diff(d1)).sum())
+    return tv1 * (1 + 1e-12), tv2 * (1 + 1e-12)
+
+
+def _log_bound(tv: tuple[float, float], s: float) -> float:
+    """log of the bound on |X_m| with s = sin(pi m / n)."""
+    tv1, tv2 = tv
+    b = min(1.0, tv1 / (2.0 * s), tv2 / (4.0 * s * s))
+    return math.log(b) if b > 0 else -math.inf
+
+
+def _tv_band(tvs: list[tuple[tuple[float, float], int]], n: int) -> int | None:
+    """Smallest M from the total-variation bounds alone (None if they never reach e^-700)."""
+    def log_prod(s: float) -> float:
+        return sum(k * _log_bound(tv, s) for tv, k in tvs)
+
+    if log_prod(1.0) > LOG_FLOOR:
+        return None
+    lo, hi = 0.0, 1.0  # log_prod(hi) <= floor < log_prod(lo)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if log_prod(mid) <= LOG_FLOOR:
+            hi = mid
+        else:
+            lo = mid
+    m = math.ceil(n * math.asin(hi) / math.pi)
+    # guard the float rounding of asin and of the product of sines
+    while m > 1 and log_prod(math.sin(math.pi * (m - 1) / n)) <= LOG_FLOOR:
+        m -= 1
+    while m <= n // 2 and log_prod(math.sin(math.pi * m / n)) > LOG_FLOOR:
+        m += 1
+    return max(1, m) if m <= n // 2 else None
+
+
+def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
+    """Smallest M such that prod_i |X_i,m|^{k_i} <= e^-700 for every M <= m <= n / 2 (up to
+    the rigour of the bounds below), or None when no such M below n / 2 is found or the rows
+    do not fit the circle.
+
+    Beyond M_tv the total-variation bounds hold. Below it, each row's transform is
+    evaluated on [0, M_tv) from block moments by short FFTs (length n / B, B a power of
+    two dividing n), with an error bound from the normwise FFT bound (per coefficient at
+    most 8 u log2(L) sqrt(L) |mu_r|_2); the band ends where the product of
+    min(1, |X~| + error) stays below e^-700 up to M_tv.
+    """
+    if any(d.pmf.size + 4 > n for d, _ in rows):
+        return None
+    m_tv = _tv_band([(_tv(d.pmf), k) for d, k in rows], n)
+    if m_tv is None or m_tv <= 32:
+        return m_tv
+    b_size = 1
+    while n % (2 * b_size) == 0 and 2 * b_size <= X_MAX * n / (math.pi * m_tv):
+        b_size *= 2
+    length = n // b_size
+    if length > (1 << 22):
+        return m_tv  # no cheap refinement
+    u = 2.0 ** -53
+    x = math.pi * m_tv * b_size / n
+    r_max, rem = _terms(x)
+    log_env = np.zeros(m_tv)
+    mm = np.arange(m_tv, dtype=float)
+    for d, k in rows:
+        mu, _ = _moments(d.pmf, b_size, r_max, np.float64)
+        coef = np.ones(m_tv, dtype=complex)
+        acc = np.zeros(m_tv, dtype=complex)
+        err = rem * float(np.sum(np.abs(d.pmf)))
+        for r in range(r_max + 1):
+            f = np.fft.rfft(mu[r], length)[:m_tv]
+            acc += coef * f
+            err += (x ** r / math.factorial(r)) * 8 * u * math.log2(length) * math.sqrt(length) \
+                * float(np.sqrt(np.dot(mu[r], mu[r])))
+            coef *= (-1j * (math.pi * b_size / n)) * mm / (r + 1)
+        with np.errstate(divide="ignore"):
+            log_env += k * np.log(np.minimum(1.0, np.abs(acc) + err))
+    above = np.flatnonzero(log_env > LOG_FLOOR)
+    return int(above[-1]) + 1 if above.size else 1
+
+
+def _terms(x: float) -> tuple[int, float]:
+    """(R, x^(R+1) / (R+1)!) with the remainder of the exponential series below 1e-18."""
+    r_max, term = 0, x
+    while term > 1e-18:
+        r_max += 1
+        term *= x / (r_max + 1)
+    return r_max, term
+
+
+def _moments(pmf: np.ndarray, b_size: int, r_max: int, ftype) -> tuple[np.ndarray, int]:
+    """mu[r, b] = sum over block b of p_j v_j^r, v_j in [-1, 1] the offset from the block's
+    centre in half-blocks; and the number of blocks."""
+    w = pmf.size
+    nb = -(-w // b_size)
+    blocks = np.zeros(nb * b_size, dtype=ftype)
+    blocks[:w] = pmf
+    blocks = blocks.reshape(nb, b_size)
+    v = ((np.arange(b_size, dtype=ftype) - (b_size - 1) / 2) / (b_size / 2)).astype(ftype)
+    mu = np.empty((r_max + 1, nb), dtype=ftype)
+    mu[0] = blocks.sum(axis=1)
+    t = blocks.copy()
+    for r in range(1, r_max + 1):
+        t *= v
+        mu[r] = t.sum(axis=1)
+    return mu, nb
+
+
+def worth_it(n: int, band: int, cells: int) -> bool:
+    """Whether low_dft on ``band`` frequencies beats a full FFT of length n (measured: one
+    term of low_dft's sums costs about five times one n log2 n unit of the FFT)."""
+    b_size = max(1, min(cells, int(X_MAX * n / (math.pi * band))))
+    r_max, _ = _terms(math.pi * band * b_size / n)
+    terms = band * -(-cells // b_size) * (r_max + 1)
+    return 5 * terms < n * math.log2(max(n, 2))
+
+
+def _gamma(length: int) -> float:
+    """Error factor of a numpy pairwise sum of ``length`` terms, in units of u."""
+    return 20.0 + math.log2(max(length, 2))
+
+
+def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False
+            ) -> tuple[np.ndarray, int, float]:
+    """(X_m for 0 <= m < band, grid index of circle position 0, absolute error bound).
+
+    X is the transform of the row on the circle of n points, centred like
+    compose.row_spectrum (position 0 is the cell nearest the row's mean).
+    """
+    ftype = np.longdouble if extended else np.float64
+    ctype = np.clongdouble if extended else np.complex128
+    u = float(np.finfo(ftype).eps) / 2
+    pmf = d.pmf
+    w = pmf.size
+    centre = int(round(float(np.dot(pmf, np.arange(w)))))
+    b_size = max(1, min(w, int(X_MAX * n / (math.pi * band))))
+    x_max = math.pi * band * b_size / n
+    r_max, term = _terms(x_max)
+    mu, nb = _moments(pmf, b_size, r_max, ftype)
+    # phases of the block centres, exactly reduced: 2 (c_b - centre) = 2 B b + B - 1 - 2 centre
+    two_c = (2 * b_size * np.arange(nb, dtype=np.int64) + (b_size - 1 - 2 * centre)) % (2 * n)
+    pi = 4 * np.arctan(np.ones((), dtype=ftype))  # pi to the working precision
+    m = np.arange(band, dtype=np.int64)
+    out = np.zeros(band, dtype=ctype)
+    chunk = max(1, (1 << 20) // nb)
+    for lo in range(0, band, chunk):
+        mm = m[lo:lo + chunk]
+        turns = (mm[:, None] * two_c[None, :]) % (2 * n)  # (m (c_b - centre) / n) in 1/(2n) turns
+        e = np.exp(-1j * (turns.astype(ftype) * (pi / n))).astype(ctype)
+        x = (pi * b_size / n) * mm.astype(ftype)
+        coef = np.ones(mm.size, dtype=ctype)
+        acc = np.zeros(mm.size, dtype=ctype)
+        for r in range(r_max + 1):
+            acc += coef * (e * mu[r][None, :]).sum(axis=1)
+            coef = coef * (-1j * x) / (r + 1)
+        out[lo:lo + chunk] = acc
+    mass = float(np.sum(np.abs(pmf)))
+    grow = math.exp(x_max)
+    # moments: v^r and the product (r + 1) u, block sums; phases (angle < 2 pi, two roundings, exp):
+    # 20 u; block sums; Taylor coefficients and accumulation 2 (r + 1) u
+    err = u * (_gamma(b_size) + _gamma(nb) + 3 * r_max + 26) * grow * mass + term * mass
+    return out, d.start + centre, err
+
+
+def band_logs(x: np.ndarray, err: float) -> tuple[np.ndarray, np.ndarray]:
+    """(log(|X| + err), log|X|) of a row's band transform, for product_error."""
+    mag = np.abs(x).astype(float)
+    with np.errstate(divide="ignore"):
+        return np.log(mag + err), np.log(mag)
+
+
+def product_error(log_up: np.ndarray, log_val: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Bound on |R_m - R~_m| for m below the band, R = prod X_i^{k_i} exactly and R~ the
+    computed product (``kept``: compose.power zeroes the coefficients below e^-700).
+
+    With |X_i - X~_i| <= e_i: |prod X^k - prod X~^k| <= prod (|X~| + e)^k - prod |X~|^k
+    = e^{log_val} expm1(log_up - log_val) (arguments: sums of k log(|X~| + e) and of
+    k log|X~|); a zeroed coefficient contributes its whole bound e^{log_up}; the float
+    evaluation of a kept one adds 4 u of its size."""
+    log_up = np.asarray(log_up, dtype=float)
+    log_val = np.broadcast_to(np.asarray(log_val, dtype=float), log_up.shape)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        up = np.exp(log_up)
+        out = np.where(np.isfinite(log_val), np.exp(log_val) * np.expm1(log_up - log_val), up)
+    mags = np.zeros(log_up.size)
+    mags[:min(kept.size, mags.size)] = np.abs(kept[:mags.size])
+    dropped = mags == 0
+    out[dropped] = up[dropped]
+    return out + 4 * 2.0 ** -53 * up

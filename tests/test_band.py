@@ -1,0 +1,100 @@
+"""The band-limited transforms (band.py) against full FFTs, and the two composition paths
+against each other."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from prvgui.accounting import Gaussian, PureDP, SubsampledGaussian, SubsampledLaplace
+from prvgui.accounting import compose as cmp
+from prvgui.accounting.band import band_limit, low_dft
+from prvgui.accounting.compose import compose, power, row_spectrum
+from prvgui.accounting.discretize import discretize
+
+CASES = [
+    (SubsampledGaussian(0.8, 0.01), "remove", 10000, 3e-5, 1179648),
+    (SubsampledGaussian(0.8, 0.01), "add", 3000, 5e-5, 400000),
+    (SubsampledGaussian(2.0, 0.2), "remove", 500, 1e-4, 262144),
+    (SubsampledLaplace(0.5, 0.05), "remove", 5000, 5e-5, 524288),
+    (Gaussian(30.0), "remove", 2000, 1e-4, 200000),
+]
+
+
+@pytest.mark.parametrize("mech,order,k,h,n", CASES)
+def test_low_dft_matches_the_fft_within_its_bound(mech, order, k, h, n):
+    d = discretize(mech.prv(order), h, 1e-16)
+    band = band_limit([(d, k)], n)
+    assert band is not None and band < n // 16
+    x, base, err = low_dft(d, n, band)
+    y, base_fft = row_spectrum(d, n)
+    assert base == base_fft
+    assert np.max(np.abs(x - y[:band])) <= err
+    assert err < 1e-13
+
+
+@pytest.mark.parametrize("mech,order,k,h,n", CASES)
+def test_band_limit_is_an_upper_bound(mech, order, k, h, n):
+    d = discretize(mech.prv(order), h, 1e-16)
+    band = band_limit([(d, k)], n)
+    y, _ = row_spectrum(d, n)
+    with np.errstate(divide="ignore"):
+        logp = k * np.log(np.abs(y))
+    # every coefficient from the band on is below e^-700 (up to the FFT's own round-off)
+    assert np.all(logp[band:] <= -700 + k * 1e-12)
+    assert logp[band - 1] > -700 - 50  # and the band is not wildly loose
+
+
+def test_rows_with_atoms_only_have_no_band():
+    d = discretize(PureDP(0.5).prv(), 1e-3, 1e-16)
+    assert band_limit([(d, 1000)], 4096) is None
+    # but a smooth companion row makes the product decay
+    g = discretize(Gaussian(3.0).prv(), 1e-3, 1e-16)
+    assert band_limit([(d, 1000), (g, 100)], 1 << 16) is not None
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(st.floats(0.7, 2.0), st.floats(0.005, 0.08), st.integers(5000, 30000),
+       st.sampled_from(["remove", "add"]))
+def test_band_and_fft_paths_agree(sigma, q, k, order):
+    mech = SubsampledGaussian(sigma, q)
+    h = 0.0092 * math.sqrt(2 / (k * 27))
+    rows = [(discretize(mech.prv(order), h, 1e-14 / k), k)]
+    banded = compose(rows, 1e-12, agg_max=6e-4, n_max=1 << 24)
+    assume(banded.parts.get("band", 0) > 0)  # small grids take the FFT anyway
+    old = cmp.BAND_FRACTION
+    cmp.BAND_FRACTION = 1 << 62  # forces the full FFT
+    try:
+        try:
+            full = compose(rows, 1e-12, agg_max=6e-4, n_max=1 << 24)
+        except cmp.GridTooLarge:
+            assume(False)  # the reference FFT would be too long for a unit test
+        assert "band" not in full.parts
+    finally:
+        cmp.BAND_FRACTION = old
+    assert banded.pmf.size == full.pmf.size and banded.values[0] == full.values[0]
+    tol = banded.parts["fp_abs"] + full.parts["fp_abs"]
+    for eps in np.quantile(banded.values, [0.2, 0.5, 0.8, 0.95]):
+        sel = banded.values > eps
+        a = np.sum(banded.pmf[sel] * -np.expm1(eps - banded.values[sel]))
+        b = np.sum(full.pmf[sel] * -np.expm1(eps - full.values[sel]))
+        assert abs(a - b) <= tol
+
+
+def test_dpsgd_at_ten_thousand_steps_takes_the_band_path():
+    h = 0.0092 * math.sqrt(2 / (10000 * 27))
+    rows = [(discretize(SubsampledGaussian(0.8, 0.01).prv(o), h, 1e-16), 10000) for o in ("remove",)]
+    c = compose(rows, 1e-12, agg_max=6e-4)
+    assert 0 < c.parts["band"] < 1000 and c.parts["n"] > 10 ** 6
+
+
+def test_power_of_band_matches_power_of_fft():
+    d = discretize(SubsampledGaussian(1.0, 0.05).prv(), 5e-5, 1e-16)
+    n, k = 600000, 4000
+    band = band_limit([(d, k)], n)
+    x, _, _ = low_dft(d, n, band)
+    y, _ = row_spectrum(d, n)
+    px, py = power(x, k), power(y, k)
+    m = min(px.size, py.size)
+    assert np.max(np.abs(px[:m] - py[:m])) < 1e-9
