@@ -110,7 +110,8 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
         mu, _ = _moments(d.pmf, b_size, r_max, np.float64)
         coef = np.ones(m_tv, dtype=complex)
         acc = np.zeros(m_tv, dtype=complex)
-        err = rem * float(np.sum(np.abs(d.pmf)))
+        mass = float(np.sum(np.abs(d.pmf)))
+        err = (rem + u * (_gamma(b_size) + 3 * r_max + 8) * math.exp(x)) * mass  # moments
         for r in range(r_max + 1):
             f = np.fft.rfft(mu[r], length)[:m_tv]
             acc += coef * f
@@ -206,21 +207,29 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False
     return out, d.start + centre, err
 
 
-def band_logs(x: np.ndarray, err: float) -> tuple[np.ndarray, np.ndarray]:
-    """(log(|X| + err), log|X|) of a row's band transform, for product_error."""
+def band_logs(x: np.ndarray, err: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(log(|X| + err), log|X|, float error of one power per unit count) of a row's band
+    transform, for product_error. A power X^k is evaluated as exp(k log|X| + i k arg X):
+    log and arg carry u (|value| + 1) each, so its relative error is at most
+    k u (|log|X|| + |arg X| + 4), u that of X's precision (long double when extended); the
+    final rounding to float64 is product_error's 4 u."""
     mag = np.abs(x).astype(float)
     with np.errstate(divide="ignore"):
-        return np.log(mag + err), np.log(mag)
+        log_mag = np.log(mag)
+    u = float(np.finfo(x.real.dtype).eps) / 2  # power() works in the transform's precision
+    fp = u * (np.abs(log_mag) + np.abs(np.angle(x).astype(float)) + 4.0)
+    return np.log(mag + err), log_mag, fp
 
 
-def product_error(log_up: np.ndarray, log_val: np.ndarray, kept: np.ndarray) -> np.ndarray:
+def product_error(log_up: np.ndarray, log_val: np.ndarray, kept: np.ndarray,
+                  fp: np.ndarray | float = 0.0) -> np.ndarray:
     """Bound on |R_m - R~_m| for m below the band, R = prod X_i^{k_i} exactly and R~ the
     computed product (``kept``: compose.power zeroes the coefficients below e^-700).
 
     With |X_i - X~_i| <= e_i: |prod X^k - prod X~^k| <= prod (|X~| + e)^k - prod |X~|^k
     = e^{log_val} expm1(log_up - log_val) (arguments: sums of k log(|X~| + e) and of
     k log|X~|); a zeroed coefficient contributes its whole bound e^{log_up}; the float
-    evaluation of a kept one adds 4 u of its size."""
+    evaluation of a kept one adds sum_i k_i fp_i + 4 u of its size (band_logs)."""
     log_up = np.asarray(log_up, dtype=float)
     log_val = np.broadcast_to(np.asarray(log_val, dtype=float), log_up.shape)
     with np.errstate(invalid="ignore", over="ignore", under="ignore"):
@@ -230,4 +239,5 @@ def product_error(log_up: np.ndarray, log_val: np.ndarray, kept: np.ndarray) -> 
     mags[:min(kept.size, mags.size)] = np.abs(kept[:mags.size])
     dropped = mags == 0
     out[dropped] = up[dropped]
-    return out + 4 * 2.0 ** -53 * up
+    fp = np.broadcast_to(np.asarray(fp, dtype=float), log_up.shape)
+    return out + (fp + 4 * 2.0 ** -53) * up

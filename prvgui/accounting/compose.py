@@ -434,14 +434,14 @@ def banded_product(parts: list[tuple[tuple[np.ndarray, int, float], int]]
     """prod X_i^{k_i} on the band, the grid index of position 0 and the per-frequency bound
     on the error of the product (band.product_error)."""
     spectrum, n0 = None, 0
-    log_up, log_val = 0.0, 0.0
+    log_up, log_val, fp = 0.0, 0.0, 0.0
     for (x, base, err), k in parts:
         p = power(x, k)
         spectrum = p if spectrum is None else spectrum[:min(spectrum.size, p.size)] * p[:spectrum.size]
         n0 += k * base
-        up, val = band_logs(x, err)
-        log_up, log_val = log_up + k * up, log_val + k * val
-    return spectrum, n0, product_error(log_up, log_val, spectrum)
+        up, val, f = band_logs(x, err)
+        log_up, log_val, fp = log_up + k * up, log_val + k * val, fp + k * f
+    return spectrum, n0, product_error(log_up, log_val, spectrum, fp)
 
 
 def _banded(rows, n: int, h: float, agg_max: float, n_max: int, extended: bool, cancel):

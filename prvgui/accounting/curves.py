@@ -188,12 +188,12 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
                                                     for d, _ in band_rows)
     if not use_band and n > acc.n_max:
         raise GridTooLarge(n, acc.n_max, width)
-    base_spec, n0_o, k_o, up_o, val_o = None, 0, 0, 0.0, 0.0
+    base_spec, n0_o, k_o, up_o, val_o, fp_o = None, 0, 0, 0.0, 0.0, 0.0
     for d, k in disc_o:
         if use_band:
             x, b, e = low_dft(d, n, band)
-            up, val = band_logs(x, e)
-            up_o, val_o = up_o + k * up, val_o + k * val
+            up, val, f = band_logs(x, e)
+            up_o, val_o, fp_o = up_o + k * up, val_o + k * val, fp_o + k * f
         else:
             x, b = interruptible(row_spectrum, d, n, cancel=acc.cancel, size=n)
         n0_o += k * b
@@ -201,11 +201,11 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
         p = _power_cached(_polar(x), k)
         base_spec = p if base_spec is None else base_spec * p
         _check(acc)
-    polar_j, neg_cstar, up_j, val_j = None, None, 0.0, 0.0
+    polar_j, neg_cstar, up_j, val_j, fp_j = None, None, 0.0, 0.0, 0.0
     if dj is not None:
         if use_band:
             spec_j, base_j, e_j = low_dft(dj, n, band)
-            up_j, val_j = band_logs(spec_j, e_j)
+            up_j, val_j, fp_j = band_logs(spec_j, e_j)
         else:
             spec_j, base_j = interruptible(row_spectrum, dj, n, cancel=acc.cancel, size=n)
         polar_j = _polar(spec_j)
@@ -235,7 +235,7 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
         k_c = k_o + c
         if use_band:
             coef_err = product_error(np.broadcast_to(up_o + c * up_j, (band,)), val_o + c * val_j,
-                                     spec)
+                                     spec, fp_o + c * fp_j)
         else:
             coef_err = fft_rel_error(k_c, n)
         offset = math.fsum(k * d.shift for d, k in parts)
