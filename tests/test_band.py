@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from prvgui.accounting import Gaussian, PureDP, SubsampledGaussian, SubsampledLaplace
+from prvgui.accounting import Gaussian, Laplace, PureDP, SubsampledGaussian, SubsampledLaplace
 from prvgui.accounting import compose as cmp
 from prvgui.accounting.band import band_limit, low_dft
 from prvgui.accounting.compose import compose, power, row_spectrum
@@ -98,3 +98,15 @@ def test_power_of_band_matches_power_of_fft():
     px, py = power(x, k), power(y, k)
     m = min(px.size, py.size)
     assert np.max(np.abs(px[:m] - py[:m])) < 1e-9
+
+
+def test_steps_curve_with_a_zero_count_matches_the_accountant():
+    from prvgui.accounting import Accountant, Row
+    from prvgui.accounting.curves import epsilon_vs_count
+    rows = [Row(SubsampledGaussian(1.0, 0.02), 3000), Row(Laplace(2.0), 20)]
+    acc = Accountant(rows, eps_error=0.01)
+    cs, bounds = epsilon_vs_count(acc, 0, [0, 1500, 3000], 1e-5)
+    alone = Accountant([rows[1]], eps_error=0.01).epsilon(1e-5)
+    full = Accountant(rows, eps_error=0.01).epsilon(1e-5)
+    assert bounds[0].lower <= alone.upper and alone.lower <= bounds[0].upper
+    assert bounds[2].lower <= full.upper and full.lower <= bounds[2].upper

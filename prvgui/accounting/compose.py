@@ -23,6 +23,14 @@ Errors, each an additive bound on delta(eps) of the finite part:
   by k, by ``power_error`` (a per-coefficient bound propagated to tail sums).
 
 Frequencies where |X|^k < e^-700 are set to zero (an error below 1e-300).
+
+Band path (band.py): a composition of many steps is band-limited long before the
+window's n / 2 frequencies. When a band limit M is proved (total-variation
+bounds beyond M_tv, short block-moment FFTs below it) and evaluating the rows on
+[0, M) directly is cheaper than a length-n FFT, the rows' transforms are computed
+only there, each coefficient with a rigorous absolute error bound, and the
+``fp`` term uses those bounds (band.product_error) instead of the FFT error model.
+The cost then grows with the rows' cell counts, not with the window.
 """
 from __future__ import annotations
 
@@ -444,15 +452,27 @@ def banded_product(parts: list[tuple[tuple[np.ndarray, int, float], int]]
     return spectrum, n0, product_error(log_up, log_val, spectrum, fp)
 
 
-def _banded(rows, n: int, h: float, agg_max: float, n_max: int, extended: bool, cancel):
-    """The composed band-limited spectrum from band.low_dft when a band limit is proved and
-    small against n (so that the cost no longer grows with the window), else None."""
+def choose_band(rows: list[tuple[DiscretePRV, int]], n: int, h: float, agg_max: float,
+                n_max: int) -> int | None:
+    """The proved band limit when the band path applies to these rows on n points: the band
+    is small against n, evaluating the rows on it beats a length-n FFT, and the (decimated)
+    inverse transform fits in n_max points. None otherwise."""
+    if not rows or n > BAND_N_MAX:
+        return None
     band = band_limit(rows, n)
-    if band is None or band > n // BAND_FRACTION or n > BAND_N_MAX \
+    if band is None or band > n // BAND_FRACTION \
             or not all(worth_it(n, band, d.pmf.size) for d, _ in rows):
         return None
     d_max = max(1, int(2 * agg_max / h) + 1)
-    if n // min(d_max, n) > n_max:  # the inverse transform would still be too long
+    if n // min(d_max, n) > n_max:
+        return None
+    return band
+
+
+def _banded(rows, n: int, h: float, agg_max: float, n_max: int, extended: bool, cancel):
+    """The composed band-limited spectrum from band.low_dft when choose_band allows, else None."""
+    band = choose_band(rows, n, h, agg_max, n_max)
+    if band is None:
         return None
     specs = banded_rows(rows, n, band, extended, cancel)
     return banded_product([(sp, k) for sp, (_, k) in zip(specs, rows)])

@@ -26,14 +26,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .band import band_limit, band_logs, low_dft, product_error, worth_it
+from .band import band_logs, low_dft, product_error
 from .compose import (
-    BAND_FRACTION,
-    BAND_N_MAX,
     INTERRUPTIBLE_SIZE,
     Cancelled,
     GridTooLarge,
     PreparedRow,
+    choose_band,
     choose_window,
     fft_len,
     fft_rel_error,
@@ -177,15 +176,11 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
         windows.append(choose_window(rows_c, e4) if rows_c else (0.0, 0.0, 0.0))
     width = max(hi - lo for lo, hi, _ in windows)
     n = fft_len(int(math.ceil(width / h)) + 4, h, agg_max)
-    c_pos = cs[cs > 0]
-    c_min = int(c_pos.min()) if dj is not None and c_pos.size else 0
-    # the widest band is that of the smallest count; it serves every count
+    # the widest band is that of the smallest count (0: the other rows alone); it serves all
+    c_min = int(cs.min()) if dj is not None else 0
     band_rows = disc_o + ([(dj, c_min)] if c_min > 0 else [])
-    band = band_limit(band_rows, n) if band_rows else None
-    d_max = max(1, int(2 * agg_max / h) + 1)
-    use_band = band is not None and band <= n // BAND_FRACTION and n <= BAND_N_MAX \
-        and n // min(d_max, n) <= acc.n_max and all(worth_it(n, band, d.pmf.size)
-                                                    for d, _ in band_rows)
+    band = choose_band(band_rows, n, h, agg_max, acc.n_max)
+    use_band = band is not None
     if not use_band and n > acc.n_max:
         raise GridTooLarge(n, acc.n_max, width)
     base_spec, n0_o, k_o, up_o, val_o, fp_o = None, 0, 0, 0.0, 0.0, 0.0
