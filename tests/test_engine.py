@@ -54,7 +54,7 @@ def test_profile_contains_closed_form():
 
 def test_cancel_is_honoured_quickly():
     ev = threading.Event()
-    req = Request((Row(SubsampledGaussian(0.8, 0.01), 400_000),), steps_row=0, steps_points=100)
+    req = Request((Row(SubsampledGaussian(0.8, 0.01), 1_000_000),), steps_row=0, steps_points=100)
     out = {}
 
     def run():

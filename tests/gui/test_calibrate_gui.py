@@ -19,8 +19,8 @@ TARGETS = Targets(1e-5, 2.0, 0.01)
 #: calibrates in a few seconds (reference: calibrate() on the same rows)
 SMALL = [RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0}, 200,
                  "training")]
-#: the search alone takes several seconds; the Cancel tests stop it early
-LONG = [RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0}, 10**5,
+#: a million DP-SGD steps: each evaluation takes seconds, so the Cancel tests stop the search early
+LONG = [RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0}, 10**6,
                 "long training")]
 #: row 1 alone (a Gaussian with σ = 1, ε ≈ 4.4 at δ = 1e-5) exceeds a target of 0.5
 INFEASIBLE = [RowSpec("gaussian", {"sigma": 1.0, "sensitivity": 1.0}, 1, "release"), SMALL[0]]

@@ -11,9 +11,11 @@ from prvgui.gui.fmt import fmt_bound
 from prvgui.gui.table_model import COL_COUNT
 
 TIMEOUT = 60_000
-#: ~6 s of work for the engine (the Cancel and responsiveness tests stop it early)
+#: ~6 s of work for the engine at eps_error 0.003 (LONG_TARGETS; the Cancel and responsiveness
+#: tests stop it early)
 LONG = [RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.001, "sensitivity": 1.0}, 10**6,
                 "a million steps")]
+LONG_TARGETS = Targets(1e-5, 1.0, 0.003)
 
 
 def test_editing_a_cell_updates_the_results(qtbot, window, load):
@@ -111,7 +113,7 @@ def test_cancel_stops_a_long_job_and_the_window_stays_responsive(qtbot, window):
 
     ticker.timeout.connect(tick)
     with qtbot.waitSignal(window.recomputer.progress, timeout=TIMEOUT):
-        window.doc.reset(LONG, "add_remove", Targets(1e-5, 1.0, 0.01))
+        window.doc.reset(LONG, "add_remove", LONG_TARGETS)
     results = []
     window.recomputer.result_ready.connect(lambda r, c: results.append(r))
     clock.start()
@@ -135,7 +137,7 @@ def test_a_newer_edit_supersedes_the_running_job(qtbot, window, small_rows):
     results = []
     window.recomputer.result_ready.connect(lambda r, c: results.append(r))
     with qtbot.waitSignal(window.recomputer.progress, timeout=TIMEOUT):
-        window.doc.reset(LONG, "add_remove", Targets(1e-5, 1.0, 0.01))
+        window.doc.reset(LONG, "add_remove", LONG_TARGETS)
     long_id = window.recomputer.latest_id
     with qtbot.waitSignal(window.recomputer.result_ready, timeout=TIMEOUT):
         window.editor.replace(0, small_rows[0])
