@@ -336,18 +336,21 @@ class Accountant:
             return one, one, one
         lvl = 1e-12 if level is None else level
         out = self._delta_curve_at(eps, lvl, progress)
-        if level is None:
+        est_min = float(np.min(out[1])) if out[1].size else 1.0
+        if level is None and 0 < est_min < 1e-6 and self._level(est_min) < lvl:
             # refine where the additive error is not small against the answer
-            est_min = float(np.min(out[1])) if out[1].size else 1.0
-            if 0 < est_min < 1e-6:
-                finer = self._level(est_min)
-                if finer < lvl:
-                    out = self._delta_curve_at(eps, finer, progress)
+            lvl = self._level(est_min)
+            out = self._delta_curve_at(eps, lvl, progress)
+        # where round-off dominates at the curve's small end: the rows' transforms in long
+        # double (as the epsilon query's retry does)
+        fp = max((s.budget.get("fp_abs", 0.0) for s in self._sides(lvl)), default=0.0)
+        if 0 < est_min and fp > 0.01 * est_min:
+            out = self._delta_curve_at(eps, lvl, progress, extended=True)
         return out
 
-    def _delta_curve_at(self, eps, level, progress):
+    def _delta_curve_at(self, eps, level, progress, extended: bool = False):
         lows, ests, ups = [], [], []
-        for side in self._sides(level, progress):
+        for side in self._sides(level, progress, extended):
             if side.profile is None:
                 z = np.zeros(eps.shape)
                 lows.append(z), ests.append(z), ups.append(z)
