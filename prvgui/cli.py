@@ -199,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (ValueError, MemoryError, ArithmeticError, OSError) as exc:
         msg = str(exc) or type(exc).__name__
-        if isinstance(exc, MemoryError):
+        if isinstance(exc, MemoryError) and "eps_error" not in msg and "accuracy" not in msg:
             msg = f"{msg}; try a larger --eps-error"
         print(f"prvgui: error: {msg}", file=sys.stderr)
         return 2

@@ -109,6 +109,16 @@ def test_bad_file_message_names_field(tmp_path, capsys):
     assert "mechanisms[1].scale" in err and "-2" in err
 
 
+def test_a_loss_range_no_grid_can_hold_gets_an_honest_message(tmp_path, capsys):
+    # sigma 1e-4: the privacy loss spans ~5e7 nats; no accuracy setting helps, so none is advised
+    f = write(tmp_path, [{"kind": "subsampled_gaussian", "sigma": 1e-4, "sampling_rate": 0.01,
+                          "count": 1000}])
+    assert main(["epsilon", f, "--delta", "1e-5", "--eps-error", "10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nats" in err and "far from private" in err
+    assert "--eps-error" not in err
+
+
 def test_cli_does_not_import_qt(tmp_path):
     code = ("import sys; from prvgui.cli import main; "
             f"rc = main(['epsilon', {MINIMAL!r}, '--delta', '1e-5', '--json']); "

@@ -38,7 +38,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .compose import INTERRUPTIBLE_SIZE, N_MAX, Cancelled, GridTooLarge, compose, interruptible
+from .compose import (INTERRUPTIBLE_SIZE, MAX_COARSENING, N_MAX, Cancelled, GridTooLarge, compose,
+                      grid_exhausted, interruptible)
 from .discretize import DiscretePRV, discretize
 from .mechanisms import Row
 from .profile import Bounds, CertifiedProfile
@@ -197,9 +198,8 @@ class Accountant:
                 h_now = self._mesh(prvs, err, scale)
                 needed = exc.width / (0.9 * self.n_max)
                 new_scale = scale * max(needed / h_now, 1.05)
-                if new_scale > 1e4:
-                    raise MemoryError("this composition needs too fine a grid; "
-                                      "use a larger eps_error") from None
+                if new_scale > MAX_COARSENING:
+                    raise grid_exhausted(exc.width, new_scale * self.eps_error, self.n_max) from None
                 scale = new_scale
 
     def _mesh(self, prvs, err: float, scale: float) -> float:

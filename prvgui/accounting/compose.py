@@ -58,6 +58,22 @@ class GridTooLarge(MemoryError):
         self.width = width
 
 
+#: the grid may coarsen by at most this factor (the bracket widens as much) before giving up
+MAX_COARSENING = 1e4
+
+
+def grid_exhausted(width: float, eps_error_needed: float, n_max: int) -> MemoryError:
+    """The error for a composition whose loss range no allowed grid can hold."""
+    msg = (f"the privacy loss of this composition spans {width:.3g} nats, more than "
+           f"{n_max} grid points can hold at this accuracy")
+    if eps_error_needed <= 10:
+        msg += f"; an eps_error of about {eps_error_needed:.2g} would fit"
+    else:
+        msg += ("; no accuracy setting is coarse enough: the composition is far from private "
+                "at these parameters (for example a very small noise scale)")
+    return MemoryError(msg)
+
+
 class Cancelled(Exception):
     """Raised when a computation is cancelled through its cancel token."""
 

@@ -30,6 +30,7 @@ from .band import band_logs, low_dft, product_error
 from .compose import (
     INTERRUPTIBLE_SIZE,
     Cancelled,
+    MAX_COARSENING,
     GridTooLarge,
     PreparedRow,
     choose_band,
@@ -37,6 +38,7 @@ from .compose import (
     fft_len,
     fft_rel_error,
     finish,
+    grid_exhausted,
     inf_mass_of,
     interruptible,
     row_spectrum,
@@ -138,8 +140,8 @@ def _order_curve(acc, order, j, cs, delta, level, t, agg_max, progress) -> list[
                                  size=INTERRUPTIBLE_SIZE)
         except GridTooLarge as exc:
             scale *= max(exc.n / (0.9 * acc.n_max), 1.05)
-            if scale > 1e4:
-                raise MemoryError("this curve needs too fine a grid; use a larger eps_error") from None
+            if scale > MAX_COARSENING:
+                raise grid_exhausted(exc.width, scale * acc.eps_error, acc.n_max) from None
             acc.eps_error_used = max(acc.eps_error_used, scale * acc.eps_error)
 
 
