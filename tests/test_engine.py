@@ -87,3 +87,12 @@ def test_steps_counts():
     c = steps_counts(10**5, 200)
     assert c[0] == 1 and c[-1] == 10**5 and len(c) <= 200 and np.all(np.diff(c) > 0)
     assert list(steps_counts(5, 40)) == [1, 2, 3, 4, 5]
+
+
+def test_heap_pad_is_set_on_glibc_and_can_be_switched_off(monkeypatch):
+    import platform
+    from prvgui.accounting.heap import keep_freed_memory
+    monkeypatch.setenv("PRVGUI_HEAP_PAD", "0")
+    assert keep_freed_memory() is False
+    monkeypatch.delenv("PRVGUI_HEAP_PAD")
+    assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")

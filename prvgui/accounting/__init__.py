@@ -4,6 +4,7 @@ The public surface: mechanisms and rows (:mod:`.mechanisms`), the certified PRV
 :class:`Accountant`, and :func:`compute` for everything a view needs at once.
 """
 from .accountant import Accountant
+from .heap import keep_freed_memory
 from .mechanisms import (MECHANISM_KINDS, ApproxDP, Gaussian, Laplace, Mechanism, PureDP,
                          RandomizedResponse, Row, SubsampledGaussian, SubsampledLaplace,
                          mechanism_from_params)
@@ -12,3 +13,5 @@ from .profile import Bounds
 __all__ = ["Accountant", "Bounds", "Row", "Mechanism", "MECHANISM_KINDS", "mechanism_from_params",
            "Gaussian", "Laplace", "RandomizedResponse", "PureDP", "ApproxDP",
            "SubsampledGaussian", "SubsampledLaplace"]
+
+keep_freed_memory()
