@@ -245,15 +245,19 @@ def integrate(f: Callable[[Array], Array], breaks: list[float], panels: int = 64
     The estimate is the difference to the rule with half as many panels (an
     overestimate for smooth integrands, whose error falls like panels^-32).
     """
+    br = np.asarray(breaks, dtype=float)
+    a, b = br[:-1, None], br[1:, None]
+
     def rule(m: int) -> float:
-        total = []
-        for a, b in zip(breaks[:-1], breaks[1:]):
-            edges = np.linspace(a, b, m + 1)
-            half = 0.5 * np.diff(edges)
-            mid = 0.5 * (edges[:-1] + edges[1:])
-            x = (mid[:, None] + half[:, None] * _GL_X[None, :]).ravel()
-            total.append(float(np.dot(f(x).reshape(m, -1) @ _GL_W, half)))
-        return math.fsum(total)
+        # every interval's m panels at once: one call of f
+        t = np.linspace(0.0, 1.0, m + 1)[None, :]
+        edges = a + (b - a) * t
+        edges[:, -1] = br[1:]
+        half = 0.5 * np.diff(edges, axis=1)
+        mid = 0.5 * (edges[:, :-1] + edges[:, 1:])
+        x = mid[:, :, None] + half[:, :, None] * _GL_X[None, None, :]
+        vals = f(x.ravel()).reshape(x.shape) @ _GL_W
+        return math.fsum((vals * half).sum(axis=1))
 
     fine, coarse = rule(panels), rule(panels // 2)
     return fine, abs(fine - coarse)
