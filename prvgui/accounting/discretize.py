@@ -71,7 +71,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26) -> Disc
     moment_cut, moment_cut_err, cut = 0.0, 0.0, 0.0
     c = prv.cont
     if c is not None and c.mass > 0:
-        a, b = c.lower_cut(tau), c.upper_cut(tau)
+        a, b = c.lower_cut(tau, 0.25 * h), c.upper_cut(tau, 0.25 * h)  # a cell's accuracy
         j_lo = math.floor(a / h + 0.5)
         j_hi = max(math.ceil(b / h - 0.5), j_lo)
         if j_hi - j_lo + 2 > max_cells:
