@@ -1,4 +1,4 @@
-"""The numpy-only normal distribution function against the C library's erfc and scipy."""
+"""The numpy-only special functions against the C library's erfc and scipy.special."""
 import math
 
 import numpy as np
@@ -7,7 +7,7 @@ import scipy.special as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prvgui.accounting.special import erfc, ndtr
+from prvgui.accounting.special import erfc, expit, gammaln, log_ndtr, logsumexp, ndtr, ndtri
 
 
 def _libm(x: np.ndarray) -> np.ndarray:
@@ -61,3 +61,36 @@ def test_ndtr_symmetric_and_increasing(z, step):
     assert 0 <= a <= c <= 1
     # one ulp in z / sqrt(2) moves erfc by a relative z^2 ulp: allow for it
     assert a == pytest.approx(math.erfc(-z / math.sqrt(2)) / 2, rel=5e-16 * (4 + z * z), abs=1e-300)
+
+
+# ------------------------------------------- the functions the comparison accountants use
+
+
+def test_log_ndtr_matches_scipy_into_the_far_tail():
+    z = np.concatenate([np.linspace(-1e3, 40, 100001), -np.geomspace(1, 1e150, 300)])
+    got, ref = log_ndtr(z), sp.log_ndtr(z)
+    assert np.max(np.abs(got - ref) / np.maximum(1.0, np.abs(ref))) < 4e-15
+    assert log_ndtr(np.array([-np.inf, np.inf]))[0] == -np.inf and log_ndtr(np.array([np.inf]))[0] == 0
+
+
+def test_ndtri_inverts_ndtr_in_both_tails():
+    p = np.concatenate([np.geomspace(1e-300, 0.5, 2000), 1 - np.geomspace(1e-16, 0.5, 2000)])
+    got, ref = ndtri(p), sp.ndtri(p)
+    assert np.max(np.abs(got - ref) / np.maximum(1.0, np.abs(ref))) < 1e-13
+    assert list(ndtri(np.array([0.0, 0.5, 1.0]))) == [-np.inf, 0.0, np.inf]
+
+
+def test_gammaln_matches_scipy():
+    x = np.concatenate([np.geomspace(1e-5, 1e7, 4000), np.arange(1.0, 3000.0), [19.999, 20.0, 20.001]])
+    got, ref = gammaln(x), sp.gammaln(x)
+    assert np.max(np.abs(got - ref) / np.maximum(1.0, np.abs(ref))) < 4e-15
+
+
+def test_logsumexp_and_expit_match_scipy():
+    t = np.random.default_rng(3).normal(scale=300, size=(6, 9))
+    assert np.allclose(logsumexp(t, axis=1), sp.logsumexp(t, axis=1), rtol=1e-15, atol=0)
+    assert np.allclose(logsumexp(t, axis=-1), sp.logsumexp(t, axis=-1), rtol=1e-15, atol=0)
+    assert logsumexp(t) == pytest.approx(float(sp.logsumexp(t)), rel=1e-15)
+    assert logsumexp(np.array([-np.inf, -np.inf])) == -np.inf
+    x = np.linspace(-800, 800, 10001)
+    assert np.max(np.abs(expit(x) - sp.expit(x))) < 1e-16

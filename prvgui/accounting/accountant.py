@@ -251,7 +251,7 @@ class Accountant:
         binomial sums, whose log-gamma terms limit them to ~1e-9 at 10^6 compositions)."""
         if not self.closed_forms or not self._closed_form_applies():
             return None
-        from .comparisons import exact_value  # imports scipy.special: only when it can help
+        from .comparisons import exact_value
         try:
             v = exact_value(self.rows, x, want_eps)
         except (ArithmeticError, ValueError):

@@ -23,10 +23,10 @@ from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtr, ndtri
 
 from .mechanisms import MAX_COUNT, Mechanism, Row
 from .prv import PRV, integrate
+from .special import expit, gammaln, log_ndtr, logsumexp, ndtr, ndtri
 
 __all__ = ["Comparison", "compare_epsilon", "compare_delta", "rdp_delta_curve", "gdp_mu",
            "gdp_delta_curve", "gdp_tradeoff", "epsilon_vs_count", "ORDERS"]
@@ -152,13 +152,21 @@ def _remove(a: int, q: float, log_moment: np.ndarray) -> float:
     return float(_lse_up(_log_binom(a) + (a - j) * math.log1p(-q) + j * math.log(q) + log_moment)) / (a - 1)
 
 
+def _sigmoid(x: float) -> float:
+    """1 / (1 + e^-x) for one float (the array version costs ten times more per call)."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
 def _sg_add(a: int, s: float, q: float) -> float:
     """D_a(Q0 || q P0 + (1-q) Q0), P0 = N(1, s^2), Q0 = N(0, s^2), by quadrature in z = x / s."""
     lq, l1q, c = math.log(q), math.log1p(-q), 0.5 / (s * s)
     lo, hi = -(a - 1) / s, 0.0  # the integrand is 1-strongly log-concave: bisect for its peak
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if mid + (a - 1) / s * expit(mid / s - c + lq - l1q) < 0 else (lo, mid)
+        lo, hi = (mid, hi) if mid + (a - 1) / s * _sigmoid(mid / s - c + lq - l1q) < 0 else (lo, mid)
     h = 0.5 / math.sqrt(1 + (a - 1) * c / 2)  # resolves the largest curvature of the log
     if 80 / h > _MAX_PANELS:  # x^(1-a) is convex: E (q L + 1-q)^(1-a) <= q E L^(1-a) + 1-q
         return float(np.logaddexp(lq + a * (a - 1) * c, l1q)) / (a - 1)
