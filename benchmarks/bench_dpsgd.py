@@ -123,7 +123,7 @@ def main() -> None:
             dt, _, _ = run(CLI, path=path, delta=DELTA)
             cli.append(dt)
     print(f"CLI `prvgui epsilon FILE --delta {DELTA} --json` at k=10^4 (with the comparison "
-          f"accountants, which import scipy): {statistics.median(cli):.2f} s whole process")
+          f"accountants): {statistics.median(cli):.2f} s whole process")
     if args.big:
         dt, peak, out = run(OURS, k=10**6, **kw)
         print(f"k=10^6: {dt:.1f} s, peak RSS {peak:.0f} MiB, epsilon bracket {out}")
