@@ -95,9 +95,9 @@ class BudgetView(QWidget):
         self.row_choice.setObjectName("budget_row")
         self.row_choice.setToolTip(ROW_TIP)
         self.row_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.row_choice.setMinimumContentsLength(24)
+        self.row_choice.setMinimumContentsLength(16)
         form.addRow("ε budget (ε_g)", _with_unit(self.eps_edit, "nats"))
-        form.addRow("δ budget (δ_g)", _with_unit(self.delta_edit, "probability in (0, 1)"))
+        form.addRow("δ budget (δ_g)", _with_unit(self.delta_edit, "in (0, 1)"))
         form.addRow("More runs of", self.row_choice)
         self.error_label = ErrorLabel()
         form.addRow(self.error_label)
@@ -139,16 +139,16 @@ class BudgetView(QWidget):
         lay.addWidget(used)
 
         answers = QGridLayout()
-        self.prv = _Answer("PRV accountant (mechanisms fixed in advance)",
+        self.prv = _Answer("PRV accountant (fixed in advance)",
                            "Certified by the PRV accountant for a composition chosen before it runs", "prv")
-        self.filter = _Answer("Privacy filter (adaptive choices allowed)",
+        self.filter = _Answer("Privacy filter (adaptive allowed)",
                               "Advanced-composition privacy filter of Rogers, Roth, Ullman and Vadhan "
                               "(2016): valid even when each mechanism is chosen after seeing earlier "
                               "results", "filter")
+        # one above the other: side by side, their titles alone made the dock ~580 px wide
+        # and the window grew past the screen's width when the dock opened
         answers.addWidget(self.prv, 0, 0)
-        answers.addWidget(self.filter, 0, 1)
-        answers.setColumnStretch(0, 1)
-        answers.setColumnStretch(1, 1)
+        answers.addWidget(self.filter, 1, 0)
         lay.addLayout(answers)
         self.note_label = QLabel("")
         self.note_label.setObjectName("budget_note")

@@ -52,6 +52,10 @@ class MainWindow(QMainWindow):
         self.results = ResultsPanel()
         self.tabs = QTabWidget()
         self.tabs.setObjectName("plots")
+        # the four titles would otherwise set the plots' minimum width (about 610 px) and push
+        # the window wider than a laptop screen when the budget dock opens
+        self.tabs.setUsesScrollButtons(True)
+        self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
         self.plots = {}
         for title, cls in TABS:
             tab = cls()

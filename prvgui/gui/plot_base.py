@@ -72,6 +72,7 @@ class PlotTab(QWidget):
         reset = QPushButton("Reset view")
         reset.setToolTip("Zoom to fit all curves (drag to pan, wheel to zoom, right-drag to stretch)")
         reset.clicked.connect(self.reset_view)
+        _compact(reset)
         bar.addWidget(reset)
         bar.addStretch(1)
         for fmt_name in ("PNG", "SVG", "CSV"):
@@ -80,6 +81,7 @@ class PlotTab(QWidget):
             b.setToolTip(f"Export this plot as {fmt_name}" if fmt_name != "CSV"
                          else "Export this plot's curves as CSV (the composition and targets as comments)")
             b.clicked.connect(lambda _=False, f=fmt_name.lower(): self.export_requested.emit(f))
+            _compact(b)
             bar.addWidget(b)
         self.plot_widget = pg.PlotWidget()
         self.plot_widget.scene().contextMenu = []  # our buttons export; pyqtgraph's SVG export is broken
@@ -350,3 +352,9 @@ class PlotTab(QWidget):
         if self.result is None:
             raise ValueError("there is no result to export yet")
         atomic_write(path, curve_csv_text(self.result, self.kind, doc))
+
+
+def _compact(button: QPushButton) -> None:
+    """As wide as its text needs (the style's 80 px minimum made the plots, and with the budget
+    dock open the window, wider than a laptop screen)."""
+    button.setMinimumWidth(button.fontMetrics().horizontalAdvance(button.text()) + 20)

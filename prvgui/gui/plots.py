@@ -100,7 +100,10 @@ class StepsTab(PlotTab):
         self.row_choice = QComboBox()
         self.row_choice.setObjectName("steps_row")
         self.row_choice.setToolTip("The row whose count varies along the x axis; the other rows stay fixed")
-        self.row_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # long row labels are elided rather than widening the plots (and the window)
+        self.row_choice.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.row_choice.setMinimumContentsLength(7)
         self.toolbar.insertWidget(0, QLabel("Vary:"))
         self.toolbar.insertWidget(1, self.row_choice)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QApplication, QDialog
 
 from prvgui.accounting.budget import budget_status
 from prvgui.accounting.calibrate import calibrate
@@ -13,6 +13,7 @@ from prvgui.gui.budget_view import BudgetView
 from prvgui.accounting.calibrate import rows_with, sweep_values
 from prvgui.gui.calibrate_dialog import CalibrateDialog
 from prvgui.gui.fmt import fmt_bound
+from prvgui.paths import resource_dir
 
 TIMEOUT = 60_000
 TARGETS = Targets(1e-5, 2.0, 0.01)
@@ -305,3 +306,14 @@ def test_main_window_opens_calibrate_and_budget(window, qtbot):
     dialog.reject()
     window.budget_dock.show()
     assert window.budget.isVisible()
+
+
+def test_the_budget_dock_fits_a_1280_pixel_window(window, qtbot):
+    # the minimum widths of the plots' toolbars, the tab titles and the dock's answer boxes
+    # once pushed the window to 1632 px when the dock opened
+    window.files.open_example(resource_dir() / "examples" / "mixed.json", ask=False)
+    window.budget_dock.show()
+    qtbot.waitUntil(lambda: window.budget.isVisible())
+    QApplication.processEvents()
+    assert window.width() <= 1280
+    assert window.centralWidget().minimumSizeHint().width() + window.budget_dock.minimumSizeHint().width() <= 1280
