@@ -29,8 +29,8 @@ import numpy as np
 from .band import band_logs, low_dft, product_error
 from .compose import (
     INTERRUPTIBLE_SIZE,
-    Cancelled,
     MAX_COARSENING,
+    Cancelled,
     GridTooLarge,
     PreparedRow,
     choose_band,
@@ -43,7 +43,7 @@ from .compose import (
     interruptible,
     row_spectrum,
 )
-from .discretize import discretize
+from .discretize import COARSE_SHARE, coarse_plan, coupling_failure, discretize
 from .mechanisms import Row
 from .profile import Bounds, CertifiedProfile
 
@@ -164,13 +164,15 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
     if k_max == 0:
         return [Bounds(0.0, 0.0, 0.0)] * cs.size
     e4 = level / 4
-    h = t * math.sqrt(2.0 / (k_max * math.log(1.0 / e4)))
-    disc_o = [(discretize(p, h, e4 * p.finite_mass / (2.0 * k_max), acc.n_max), k) for p, k in others]
+    h = (1 - COARSE_SHARE) * t * math.sqrt(2.0 / (k_max * math.log(1.0 / e4)))
+    plan = coarse_plan(t, h, k_max, level)
+    disc_o = [(discretize(p, h, e4 * p.finite_mass / (2.0 * k_max), acc.n_max, plan), k)
+              for p, k in others]
     prep_o = [(PreparedRow.of(d), k) for d, k in disc_o]
     dj = None
     if not j_trivial:
         pj = mech_j.prv(order)
-        dj = discretize(pj, h, e4 * pj.finite_mass / (2.0 * k_max), acc.n_max)
+        dj = discretize(pj, h, e4 * pj.finite_mass / (2.0 * k_max), acc.n_max, plan)
         prep_j = PreparedRow.of(dj)
     windows = []
     for c in cs:
@@ -240,11 +242,7 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
         n_lo = math.floor((lo - offset) / h) - 1
         comp = finish(spec, n, n0, n_lo, h, offset, inf_mass_of(parts), coef_err, werr, agg_max)
         comp = comp.trimmed(lo, hi)  # the grid serves the largest count; werr covers the rest
-        bias = sum(k * d.bias for d, k in parts)
-        slack = t - bias
-        hoeff = math.exp(-2.0 * slack * slack / (k_c * h * h)) if slack > 0 else 1.0
-        trunc = sum(k * d.tail_prob for d, k in parts)
-        out.append(CertifiedProfile(comp, t, hoeff + trunc).epsilon(delta))
+        out.append(CertifiedProfile(comp, t, coupling_failure(parts, t, h)[0]).epsilon(delta))
         if progress is not None:
             progress((idx + 1) / cs.size)
     return out

@@ -114,7 +114,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         if progress is not None:
             progress(frac, text)
 
-    acc = Accountant(rows, request.eps_error, request.neighbouring, cancel=cancel_fn)
+    curves = request.profile_points > 0 or request.tradeoff_points > 0 or request.want_pld
+    acc = Accountant(rows, request.eps_error, request.neighbouring, cancel=cancel_fn, screen=not curves)
     step(0.02, "composing")
     eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.4 * f, "composing"))
     step(0.45, "delta at epsilon")
@@ -126,7 +127,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     profile = tradeoff = steps = pld = None
     inf_mass = 0.0
     level = acc._level(request.delta)
-    profs = acc.profiles(level)
+    # both orders in full only when a curve needs them (a single query may have screened one out)
+    profs = acc.profiles(level) if curves else []
     if request.profile_points > 0:
         step(0.55, "privacy profile")
         top = eps.upper if math.isfinite(eps.upper) else 10.0

@@ -65,6 +65,10 @@ _TAIL = (
 _ERF_TAYLOR = tuple((-1) ** n / (math.factorial(n) * (2 * n + 1)) * 2 / math.sqrt(math.pi)
                     for n in range(13))
 _SQRT1_2 = math.sqrt(0.5)
+#: arrays up to this size go through the C library's erfc one by one: the array path costs
+#: about 0.3 ms per call whatever the size (Clenshaw loops over five pieces), the C one 0.12 us
+#: per value (cut searches and quadratures call erfc on tens to hundreds of points)
+SHORT = 1024
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 
 
@@ -157,8 +161,8 @@ def _erfc_sorted(x: np.ndarray, out: np.ndarray) -> None:
 def erfc(x) -> np.ndarray:
     """Complementary error function, elementwise (NaN in, NaN out)."""
     x = np.asarray(x, dtype=float)
-    if x.size <= 16:  # the C library's erfc; the array machinery would cost more
-        return np.array([math.erfc(v) for v in x.flat]).reshape(x.shape)
+    if x.size <= SHORT:  # the C library's erfc; the array machinery would cost more
+        return np.fromiter(map(math.erfc, x.ravel().tolist()), float, x.size).reshape(x.shape)
     out = np.empty_like(x)
     if x.ndim == 1 and x.size > 1:
         if x[0] <= x[-1] and np.all(x[1:] >= x[:-1]):
