@@ -22,9 +22,15 @@ CASES = [
 ]
 
 
+#: no coarse tails, and coarse tails 7 cells wide beyond 1e-6 of the mass (discretize.py)
+PLANS = [(0.0, 1), (1e-6, 7)]
+
+
+@pytest.mark.parametrize("plan", PLANS)
 @pytest.mark.parametrize("mech,order,k,h,n", CASES)
-def test_low_dft_matches_the_fft_within_its_bound(mech, order, k, h, n):
-    d = discretize(mech.prv(order), h, 1e-16)
+def test_low_dft_matches_the_fft_within_its_bound(mech, order, k, h, n, plan):
+    d = discretize(mech.prv(order), h, 1e-16, coarse=plan)
+    assert (d.sparse is not None) == (d.coarse_prob > 0)  # (bounded supports have no far tails)
     band = band_limit([(d, k)], n)
     assert band is not None and band < n // 16
     x, base, err = low_dft(d, n, band)
@@ -34,9 +40,10 @@ def test_low_dft_matches_the_fft_within_its_bound(mech, order, k, h, n):
     assert err < 1e-13
 
 
+@pytest.mark.parametrize("plan", PLANS)
 @pytest.mark.parametrize("mech,order,k,h,n", CASES)
-def test_band_limit_is_an_upper_bound(mech, order, k, h, n):
-    d = discretize(mech.prv(order), h, 1e-16)
+def test_band_limit_is_an_upper_bound(mech, order, k, h, n, plan):
+    d = discretize(mech.prv(order), h, 1e-16, coarse=plan)
     band = band_limit([(d, k)], n)
     y, _ = row_spectrum(d, n)
     with np.errstate(divide="ignore"):
@@ -56,11 +63,11 @@ def test_rows_with_atoms_only_have_no_band():
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(st.floats(0.7, 2.0), st.floats(0.005, 0.08), st.integers(5000, 30000),
-       st.sampled_from(["remove", "add"]))
-def test_band_and_fft_paths_agree(sigma, q, k, order):
+       st.sampled_from(["remove", "add"]), st.sampled_from(PLANS))
+def test_band_and_fft_paths_agree(sigma, q, k, order, plan):
     mech = SubsampledGaussian(sigma, q)
     h = 0.0092 * math.sqrt(2 / (k * 27))
-    rows = [(discretize(mech.prv(order), h, 1e-14 / k), k)]
+    rows = [(discretize(mech.prv(order), h, 1e-14 / k, coarse=plan), k)]
     banded = compose(rows, 1e-12, agg_max=6e-4, n_max=1 << 24)
     assume(banded.parts.get("band", 0) > 0)  # small grids take the FFT anyway
     try:

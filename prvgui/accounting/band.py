@@ -88,7 +88,9 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
     evaluated on [0, M_tv) from block moments by short FFTs (length n / B, B a power of
     two dividing n), with an error bound from the normwise FFT bound (per coefficient at
     most 8 u log2(L) sqrt(L) |mu_r|_2); the band ends where the product of
-    min(1, |X~| + error) stays below e^-700 up to M_tv.
+    min(1, |X~| + error) stays below e^-700 up to M_tv. Only a bound is needed here, so the
+    Taylor series stops at a remainder of 7 / K (K the total count: it moves the log of the
+    product by at most about 7 of its 700), not at low_dft's 1e-18.
     """
     if any(d.pmf.size + 4 > n for d, _ in rows):
         return None
@@ -103,15 +105,17 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
         return m_tv  # no cheap refinement
     u = 2.0 ** -53
     x = math.pi * m_tv * b_size / n
-    r_max, rem = _terms(x)
+    # an error e on |X| moves k log|X| by about k e near the floor: keep that below 7 nats
+    r_max, rem = _terms(x, min(1e-3, 7.0 / sum(k for _, k in rows)))
     log_env = np.zeros(m_tv)
     mm = np.arange(m_tv, dtype=float)
     for d, k in rows:
-        mu, _ = _moments(d.pmf, b_size, r_max, np.float64)
+        mu, _, err_tail = _moments(d, b_size, r_max, np.float64)
         coef = np.ones(m_tv, dtype=complex)
         acc = np.zeros(m_tv, dtype=complex)
         mass = float(np.sum(np.abs(d.pmf)))
-        err = (rem + u * (_gamma(b_size) + 3 * r_max + 8) * math.exp(x)) * mass  # moments
+        err = (rem + u * (_gamma(b_size) + 3 * r_max + 8) * math.exp(x)) * mass \
+            + err_tail * math.exp(x)  # moments
         for r in range(r_max + 1):
             f = np.fft.rfft(mu[r], length)[:m_tv]
             acc += coef * f
@@ -124,31 +128,50 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
     return int(above[-1]) + 1 if above.size else 1
 
 
-def _terms(x: float) -> tuple[int, float]:
-    """(R, x^(R+1) / (R+1)!) with the remainder of the exponential series below 1e-18."""
+def _terms(x: float, tol: float = 1e-18) -> tuple[int, float]:
+    """(R, x^(R+1) / (R+1)!) with the remainder of the exponential series below ``tol``."""
     r_max, term = 0, x
-    while term > 1e-18:
+    while term > tol:
         r_max += 1
         term *= x / (r_max + 1)
     return r_max, term
 
 
-def _moments(pmf: np.ndarray, b_size: int, r_max: int, ftype) -> tuple[np.ndarray, int]:
+def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray, int, float]:
     """mu[r, b] = sum over block b of p_j v_j^r, v_j in [-1, 1] the offset from the block's
-    centre in half-blocks; and the number of blocks."""
+    centre in half-blocks; the number of blocks; and a bound on the float error of the part
+    summed outside the fine cells.
+
+    The fine cells are reduced pairwise by blocks (numpy's sum along a row). A row with
+    coarse tails (discretize.py) is mostly zeros elsewhere: its few nonzero cells there
+    (``d.sparse``) are added one by one (bincount, float64), with an error of at most
+    (B + r_max + 4) u times their mass (the coarse tails hold below 1e-5 by construction)."""
+    pmf = d.pmf
     w = pmf.size
     nb = -(-w // b_size)
-    blocks = np.zeros(nb * b_size, dtype=ftype)
-    blocks[:w] = pmf
-    blocks = blocks.reshape(nb, b_size)
     v = ((np.arange(b_size, dtype=ftype) - (b_size - 1) / 2) / (b_size / 2)).astype(ftype)
-    mu = np.empty((r_max + 1, nb), dtype=ftype)
-    mu[0] = blocks.sum(axis=1)
+    mu = np.zeros((r_max + 1, nb), dtype=ftype)
+    lo, hi = (0, w) if d.fine is None else d.fine
+    b0, b1 = lo // b_size, -(-hi // b_size)
+    blocks = np.zeros((b1 - b0) * b_size, dtype=ftype)
+    blocks[lo - b0 * b_size:hi - b0 * b_size] = pmf[lo:hi]
+    blocks = blocks.reshape(b1 - b0, b_size)
+    mu[0, b0:b1] = blocks.sum(axis=1)
     t = blocks.copy()
     for r in range(1, r_max + 1):
         t *= v
-        mu[r] = t.sum(axis=1)
-    return mu, nb
+        mu[r, b0:b1] = t.sum(axis=1)
+    if d.sparse is None or d.sparse.size == 0:
+        return mu, nb, 0.0
+    idx = d.sparse
+    vals = pmf[idx]
+    blk = idx // b_size
+    vj = ((idx % b_size) - (b_size - 1) / 2) / (b_size / 2)
+    tail = float(vals.sum())
+    for r in range(r_max + 1):
+        mu[r] += np.bincount(blk, weights=vals, minlength=nb).astype(ftype)
+        vals = vals * vj
+    return mu, nb, 2.0 ** -53 * (b_size + r_max + 4) * tail
 
 
 def worth_it(n: int, band: int, cells: int) -> bool:
@@ -181,7 +204,7 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False
     b_size = max(1, min(w, int(X_MAX * n / (math.pi * band))))
     x_max = math.pi * band * b_size / n
     r_max, term = _terms(x_max)
-    mu, nb = _moments(pmf, b_size, r_max, ftype)
+    mu, nb, err_tail = _moments(d, b_size, r_max, ftype)
     # phases of the block centres, exactly reduced: 2 (c_b - centre) = 2 B b + B - 1 - 2 centre
     two_c = (2 * b_size * np.arange(nb, dtype=np.int64) + (b_size - 1 - 2 * centre)) % (2 * n)
     pi = 4 * np.arctan(np.ones((), dtype=ftype))  # pi to the working precision
@@ -203,7 +226,8 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False
     grow = math.exp(x_max)
     # moments: v^r and the product (r + 1) u, block sums; phases (angle < 2 pi, two roundings, exp):
     # 20 u; block sums; Taylor coefficients and accumulation 2 (r + 1) u
-    err = u * (_gamma(b_size) + _gamma(nb) + 3 * r_max + 26) * grow * mass + term * mass
+    err = u * (_gamma(b_size) + _gamma(nb) + 3 * r_max + 26) * grow * mass + term * mass \
+        + err_tail * grow
     return out, d.start + centre, err
 
 

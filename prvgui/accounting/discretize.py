@@ -64,6 +64,10 @@ class DiscretePRV:
     #: probability of a coarse cell, and half its width (0, 0 without coarse tails)
     coarse_prob: float = 0.0
     coarse_half: float = 0.0
+    #: pmf indices [lo, hi) of the single-width cells, and the indices of the nonzero cells
+    #: outside them (coarse cells' middles, atoms); None: every cell is single-width
+    fine: tuple[int, int] | None = None
+    sparse: np.ndarray | None = None
 
     @property
     def values(self) -> np.ndarray:
@@ -124,7 +128,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     pieces: list[tuple[int, np.ndarray]] = []
     moment_cut, moment_cut_err, cut = 0.0, 0.0, 0.0
     c = prv.cont
-    coarse_mass = 0.0
+    coarse_mass, fine_cells = 0.0, None
     if c is not None and c.mass > 0:
         a, b = c.lower_cut(tau, 0.25 * h), c.upper_cut(tau, 0.25 * h)  # a cell's accuracy
         j_lo = math.floor(a / h + 0.5)
@@ -149,6 +153,9 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         cells = np.zeros(int(e_idx[-1] - e_idx[0]))
         cells[e_idx[:-1] - e_idx[0] + (width - 1) // 2] = masses  # a coarse cell's middle
         coarse_mass = float(masses[width > 1].sum())
+        single = np.flatnonzero(width == 1)
+        if coarse_mass > 0 and single.size:
+            fine_cells = (int(e_idx[single[0]]), int(e_idx[single[-1]]) + 1)  # grid indices
         pieces.append((int(e_idx[0]), cells))
     for loc, m in prv.atoms:
         pieces.append((int(round(loc / h)), np.array([m])))
@@ -158,11 +165,12 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     for j0, m in pieces:
         pmf[j0 - start:j0 - start + m.size] += m
     # trim exact zeros at both ends (continuous parts far from their cut points)
-    nz = np.flatnonzero(pmf)
-    if nz.size == 0:
+    pos = pmf > 0
+    if not pos.any():
         raise ArithmeticError("discretised PRV has no mass; the mechanism is degenerate")
-    pmf = pmf[nz[0]:nz[-1] + 1]
-    start += int(nz[0])
+    first, last = int(np.argmax(pos)), pmf.size - 1 - int(np.argmax(pos[::-1]))
+    pmf = pmf[first:last + 1]
+    start += first
     kept = float(pmf.sum())
     pmf = pmf / kept
     idx_mean = float(np.dot(pmf, np.arange(pmf.size, dtype=float)))
@@ -178,8 +186,12 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
             f"the discretised PRV's mean is off by {shift:.3g} (mesh {h:.3g}); the mechanism's "
             "mean could not be computed accurately enough for these parameters")
     tail_prob = cut / fin
+    fine = sparse = None
+    if fine_cells is not None:
+        fine = (max(0, fine_cells[0] - start), min(pmf.size, fine_cells[1] - start))
+        sparse = np.concatenate([np.flatnonzero(pmf[:fine[0]]), fine[1] + np.flatnonzero(pmf[fine[1]:])])
     return DiscretePRV(pmf, start, h, shift, prv.inf_mass, tail_prob, bias, coarse_prob,
-                       r * h / 2 if coarse_prob > 0 else 0.0)
+                       r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse)
 
 
 def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int]) -> np.ndarray:
