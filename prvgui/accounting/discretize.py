@@ -161,9 +161,12 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         pieces.append((int(round(loc / h)), np.array([m])))
     start = min(p[0] for p in pieces)
     stop = max(p[0] + p[1].size for p in pieces)
-    pmf = np.zeros(stop - start)
-    for j0, m in pieces:
-        pmf[j0 - start:j0 - start + m.size] += m
+    if len(pieces) == 1:
+        pmf = pieces[0][1]  # our own array: no copy
+    else:
+        pmf = np.zeros(stop - start)
+        for j0, m in pieces:
+            pmf[j0 - start:j0 - start + m.size] += m
     # trim exact zeros at both ends (continuous parts far from their cut points)
     pos = pmf > 0
     if not pos.any():
@@ -172,7 +175,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     pmf = pmf[first:last + 1]
     start += first
     kept = float(pmf.sum())
-    pmf = pmf / kept
+    pmf /= kept
     idx_mean = float(np.dot(pmf, np.arange(pmf.size, dtype=float)))
     disc_mean = (start + idx_mean) * h
     true_mean = (prv.mean - moment_cut) / kept
