@@ -65,7 +65,29 @@ class CertifiedProfile:
         self.err_rel = composed.err_rel
         self.p_inf = composed.inf_mass
         self.y = composed.values
-        self._s, self._t = _suffix_sums(composed.pmf, composed.h)
+        # suffix sums from index _from on (they depend on the cells from there on only): an
+        # epsilon query needs them in the upper tail alone (``_start``), a curve everywhere
+        self._from = self.y.size
+        self._s = self._t = np.zeros(0)
+        self._tail: np.ndarray | None = None
+
+    def _ensure(self, i0: int) -> None:
+        """Make S_i and T_i available for every i >= i0."""
+        i0 = max(0, int(i0))
+        if i0 < self._from:
+            self._s, self._t = _suffix_sums(self.c.pmf[i0:], self.c.h)
+            self._from = i0
+
+    def _start(self, d: float) -> int:
+        """An index i0 with delta~(y_i) > d for every i < i0. Cells at least m h above y_i
+        give delta~(y_i) >= (1 - e^{-m h}) sum_{j >= i + m} r_j (m h ~ 1 nat)."""
+        if self._tail is None:
+            self._tail = np.cumsum(self.c.pmf[::-1])[::-1]
+        m = max(1, math.ceil(1.0 / self.c.h))
+        c = d / -math.expm1(-m * self.c.h) * (1 + 1e-9)
+        below = self._tail <= c
+        first = int(np.argmax(below)) if below.any() else self._tail.size
+        return max(0, first - m - 8)
 
     # ---------------------------------------------------------- estimates
     def _first_above(self, eps: np.ndarray) -> np.ndarray:
@@ -89,8 +111,10 @@ class CertifiedProfile:
         out = np.zeros(eps.shape)
         ok = idx < self.y.size
         i = idx[ok]
+        if i.size:
+            self._ensure(int(i.min()))
         with np.errstate(over="ignore", invalid="ignore"):
-            v = self._s[i] - np.exp(eps[ok] - self.y[i]) * self._t[i]
+            v = self._s[i - self._from] - np.exp(eps[ok] - self.y[i]) * self._t[i - self._from]
         out[ok] = np.clip(v, 0.0, 1.0)
         return out
 
@@ -98,17 +122,20 @@ class CertifiedProfile:
         """delta~(y_i)."""
         if i + 1 >= self.y.size:
             return 0.0
-        return float(self._s[i + 1] - math.exp(-self.c.h) * self._t[i + 1])
+        j = i + 1 - self._from  # callers _ensure first
+        return float(self._s[j] - math.exp(-self.c.h) * self._t[j])
 
     def _tilde_inverse(self, d: float) -> float:
         """Smallest eps with delta~(eps) <= d (finite part)."""
         if d < 0 or not math.isfinite(d):
             return math.inf
         n = self.y.size
-        # first grid index i with delta~(y_i) <= d (delta~ decreases along the grid)
-        lo, hi = 0, n - 1
-        if self._at_grid(0) <= d:
-            i = 0
+        # first grid index i with delta~(y_i) <= d (delta~ decreases along the grid); none
+        # lies below _start(d)
+        lo, hi = min(self._start(d), n - 1), n - 1
+        self._ensure(lo)
+        if self._at_grid(lo) <= d:
+            i = lo
         else:
             while hi - lo > 1:
                 mid = (lo + hi) // 2
@@ -118,7 +145,7 @@ class CertifiedProfile:
                     lo = mid
             i = hi
         # on (y_{i-1}, y_i]: delta~(eps) = S_i - e^{eps - y_i} T_i
-        s, t = self._s[i], self._t[i]
+        s, t = self._s[i - self._from], self._t[i - self._from]
         if s <= d:
             return -math.inf if i == 0 else float(self.y[i - 1])
         if t <= 0:
