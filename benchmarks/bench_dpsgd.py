@@ -3,7 +3,8 @@
 Run by hand (needs the test extras):  python benchmarks/bench_dpsgd.py [--repeats 3] [--big]
 
 Each measurement is a fresh Python process (imports included), DP-SGD with q = 0.01,
-sigma = 0.8, delta = 1e-5. Reports medians over repeats and ratios measured in the same run,
+sigma = 0.8, delta = 1e-5. Reports medians over repeats (the programs take turns, so that
+each sees the same spells of machine noise) and ratios measured in the same run,
 plus peak memory (max RSS of the child) and the 200-point epsilon-vs-steps curve. Bytecode
 caching is on for every process (PYTHONDONTWRITEBYTECODE is removed) and one untimed warm-up
 run per program comes first, so each side runs from compiled modules, as after an install.
@@ -90,15 +91,21 @@ def main() -> None:
           " prvgui eps [lower, upper] |")
     print("|---|---|---|---|---|---|---|")
     for k in (10**3, 10**4, 10**5):
-        res = {}
-        for name, code in (("ours", OURS), ("prv", PRV), ("dpa", DPA)):
-            if name == "prv" and k > 10**4 and not args.big:
-                continue
-            times, out = [], ""
-            for _ in range(args.repeats if not (name == "prv" and k > 10**4) else 1):
-                dt, _, out = run(code, k=k, **kw)
-                times.append(dt)
-            res[name] = (statistics.median(times), out)
+        # interleaved (prvgui, peers, prvgui, peers, ...) so that every program sees the same
+        # spells of a noisy shared machine; prv_accountant at 10^5 once (about a minute)
+        progs = [("ours", OURS), ("prv", PRV), ("dpa", DPA)]
+        if k > 10**4:
+            progs = [p for p in progs if p[0] != "prv"]
+        times: dict[str, list[float]] = {name: [] for name, _ in progs}
+        outs: dict[str, str] = {}
+        for _ in range(args.repeats):
+            for name, code in progs:
+                dt, _, outs[name] = run(code, k=k, **kw)
+                times[name].append(dt)
+        if k > 10**4 and args.big:
+            dt, _, outs["prv"] = run(PRV, k=k, **kw)
+            times["prv"] = [dt]
+        res = {name: (statistics.median(ts), outs[name]) for name, ts in times.items()}
         ours = res["ours"][0]
         lo, _, up = res["ours"][1].split()
         prv = res.get("prv", (float("nan"), ""))[0]

@@ -39,14 +39,19 @@ LOG_FLOOR = -700.0
 X_MAX = 0.4
 
 
-def _tv(pmf: np.ndarray) -> tuple[float, float]:
+def _tv(d: DiscretePRV) -> tuple[float, float]:
     """Total variation of the first and second differences of the zero-padded pmf
-    (rounded up by a relative 1e-12 for the summation)."""
-    p = np.concatenate([np.zeros(2), pmf, np.zeros(2)])
+    (rounded up by a relative 1e-12 for the summation). With coarse tails, those of the fine
+    cells plus 2 and 4 times the mass of the rest (a lone cell's differences), by the
+    triangle inequality."""
+    lo, hi = (0, d.pmf.size) if d.fine is None else d.fine
+    p = np.zeros(hi - lo + 4)
+    p[2:-2] = d.pmf[lo:hi]
     d1 = np.diff(p)
     tv1 = float(np.abs(d1).sum())
     tv2 = float(np.abs(np.diff(d1)).sum())
-    return tv1 * (1 + 1e-12), tv2 * (1 + 1e-12)
+    rest = float(d.pmf[d.sparse].sum()) if d.sparse is not None else 0.0
+    return (tv1 + 2 * rest) * (1 + 1e-12), (tv2 + 4 * rest) * (1 + 1e-12)
 
 
 def _log_bound(tv: tuple[float, float], s: float) -> float:
@@ -94,7 +99,7 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
     """
     if any(d.pmf.size + 4 > n for d, _ in rows):
         return None
-    m_tv = _tv_band([(_tv(d.pmf), k) for d, k in rows], n)
+    m_tv = _tv_band([(_tv(d), k) for d, k in rows], n)
     if m_tv is None or m_tv <= 32:
         return m_tv
     b_size = 1
@@ -200,7 +205,7 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False
     u = float(np.finfo(ftype).eps) / 2
     pmf = d.pmf
     w = pmf.size
-    centre = int(round(float(np.dot(pmf, np.arange(w)))))
+    centre = d.centre
     b_size = max(1, min(w, int(X_MAX * n / (math.pi * band))))
     x_max = math.pi * band * b_size / n
     r_max, term = _terms(x_max)

@@ -181,12 +181,18 @@ def _cgf_blocks(d: DiscretePRV, blocks: int = 2048) -> tuple[np.ndarray, np.ndar
     """(log P_b, m_b, w) of ``_cgf_bounds``: block masses, block means and the half-width."""
     n = d.pmf.size
     size = max(1, -(-n // blocks))
-    pad = (-n) % size
-    pm = np.concatenate([d.pmf, np.zeros(pad)]).reshape(-1, size)
-    p = pm.sum(axis=1)
+    full = n // size  # whole blocks; the last, partial one is padded on its own
+    pm = d.pmf[:full * size].reshape(-1, size)
+    if full * size < n:
+        last = np.zeros((1, size))
+        last[0, :n - full * size] = d.pmf[full * size:]
+        pm = (pm, last)
+    else:
+        pm = (pm,)
+    p = np.concatenate([b.sum(axis=1) for b in pm])
     local = np.arange(size, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mloc = np.where(p > 0, pm @ local / p, 0.0)
+        mloc = np.where(p > 0, np.concatenate([b @ local for b in pm]) / p, 0.0)
         logp = np.log(p)
     centres = (d.start + np.arange(p.size) * size + mloc) * d.h + d.shift
     keep = p > 0
@@ -295,7 +301,7 @@ def row_spectrum(d: DiscretePRV, n: int, extended: bool = False) -> tuple[np.nda
     ``extended`` computes in long double (x86: 64-bit mantissa), which cuts the round-off that
     the power X^k multiplies by k; it is about six times slower.
     """
-    centre = int(round(float(np.dot(d.pmf, np.arange(d.pmf.size)))))
+    centre = d.centre
     folded = _fold(d.pmf, n)
     c = centre % n
     x = np.zeros(n, dtype=np.longdouble if extended else np.float64)

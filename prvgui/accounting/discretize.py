@@ -68,6 +68,8 @@ class DiscretePRV:
     #: outside them (coarse cells' middles, atoms); None: every cell is single-width
     fine: tuple[int, int] | None = None
     sparse: np.ndarray | None = None
+    #: the pmf index nearest the mean (the transforms are centred there)
+    centre: int = 0
 
     @property
     def values(self) -> np.ndarray:
@@ -194,7 +196,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         fine = (max(0, fine_cells[0] - start), min(pmf.size, fine_cells[1] - start))
         sparse = np.concatenate([np.flatnonzero(pmf[:fine[0]]), fine[1] + np.flatnonzero(pmf[fine[1]:])])
     return DiscretePRV(pmf, start, h, shift, prv.inf_mass, tail_prob, bias, coarse_prob,
-                       r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse)
+                       r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse, int(round(idx_mean)))
 
 
 def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int]) -> np.ndarray:
