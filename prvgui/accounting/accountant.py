@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -80,12 +79,14 @@ def check_epsilon(eps: object, name: str = "epsilon") -> float:
     return float(eps)
 
 
-@dataclass
 class _Side:
     """One order of the pair, composed at one error level."""
 
-    profile: CertifiedProfile | None  # None: the composition is trivially (0, 0)
-    budget: dict = field(default_factory=dict)
+    __slots__ = ("profile", "budget")
+
+    def __init__(self, profile: CertifiedProfile | None, budget: dict | None = None) -> None:
+        self.profile = profile  # None: the composition is trivially (0, 0)
+        self.budget = {} if budget is None else budget
 
 
 class _Joint:

@@ -16,7 +16,7 @@ epsilon-vs-count machinery, many counts per FFT.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -26,6 +26,7 @@ from .compose import Cancelled
 from .curves import epsilon_vs_count
 from .mechanisms import Row
 from .profile import Bounds
+from .record import replace
 
 #: parameter -> (kinds it applies to, True if epsilon increases with the value, search range)
 PARAMETERS: dict[str, tuple[tuple[str, ...], bool, tuple[float, float]]] = {

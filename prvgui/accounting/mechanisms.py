@@ -14,12 +14,12 @@ symmetric mechanisms return the same one.
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, dataclass, fields
 from typing import ClassVar
 
 import numpy as np
 
 from . import prv as _prv
+from .record import MISSING, Record, fields
 
 __all__ = [
     "Mechanism", "Gaussian", "Laplace", "RandomizedResponse", "PureDP", "ApproxDP",
@@ -51,9 +51,8 @@ def _rate(name: str, value: object) -> float:
     return v
 
 
-@dataclass(frozen=True)
-class Mechanism:
-    """Base class. Subclasses are frozen dataclasses with a ``kind`` tag."""
+class Mechanism(Record):
+    """Base class. Subclasses are frozen records (record.py) with a ``kind`` tag."""
 
     kind: ClassVar[str] = ""
     #: parameter name -> (unit/short description) for forms and docs
@@ -80,7 +79,6 @@ class Mechanism:
         return None
 
 
-@dataclass(frozen=True)
 class Gaussian(Mechanism):
     sigma: float
     sensitivity: float = 1.0
@@ -111,7 +109,6 @@ class Gaussian(Mechanism):
         return _prv.gaussian(self.mu)
 
 
-@dataclass(frozen=True)
 class Laplace(Mechanism):
     scale: float
     sensitivity: float = 1.0
@@ -144,7 +141,6 @@ class Laplace(Mechanism):
         return _prv.laplace(self.eps0)
 
 
-@dataclass(frozen=True)
 class _PureLike(Mechanism):
     epsilon: float
     PARAMS: ClassVar[dict[str, str]] = {"epsilon": "privacy parameter epsilon (nats)"}
@@ -162,21 +158,18 @@ class _PureLike(Mechanism):
         return _prv.randomized_response(self.epsilon)
 
 
-@dataclass(frozen=True)
 class RandomizedResponse(_PureLike):
     """Binary randomized response reporting the true bit with probability e^eps/(1+e^eps)."""
 
     kind: ClassVar[str] = "randomized_response"
 
 
-@dataclass(frozen=True)
 class PureDP(_PureLike):
     """Any epsilon-DP mechanism; its worst-case PRV is randomized response (KOV 2015)."""
 
     kind: ClassVar[str] = "pure_dp"
 
 
-@dataclass(frozen=True)
 class ApproxDP(Mechanism):
     """Any (epsilon, delta)-DP mechanism, via its dominating pair (PRV paper, App. B)."""
 
@@ -205,7 +198,6 @@ class ApproxDP(Mechanism):
         return _prv.approx_dp(self.epsilon, self.delta)
 
 
-@dataclass(frozen=True)
 class SubsampledGaussian(Mechanism):
     """Gaussian mechanism on a Poisson subsample (one DP-SGD step)."""
 
@@ -236,7 +228,6 @@ class SubsampledGaussian(Mechanism):
         return _prv.subsampled_gaussian(s, self.sampling_rate, order)
 
 
-@dataclass(frozen=True)
 class SubsampledLaplace(Mechanism):
     """Laplace mechanism on a Poisson subsample."""
 
@@ -300,8 +291,7 @@ def check_count(value: object, lo: int = 0, name: str = "count") -> int:
     return int(value)
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(Record):
     """One row of a composition: a mechanism self-composed ``count`` times."""
 
     mechanism: Mechanism

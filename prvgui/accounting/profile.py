@@ -19,18 +19,25 @@ delta~(eps) = S_i - e^{eps - y_i} T_i with i the first grid point above eps.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from .compose import Composed
+from .record import Record
 
 
-def _suffix_sums(r: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+def _block(n: int, h: float) -> int:
+    """Block length of the suffix sums: e^{-h block} stays far from underflow, and a query
+    needing the tail only computes at most one block more than it needs."""
+    return max(1, min(n, int(500.0 / h), 4096))
+
+
+def _suffix_sums(r: np.ndarray, h: float, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """S and T of ``r``, blockwise from its start: for a tail r[i0:] with i0 a multiple of
+    ``block`` the values are those of the whole array, bit for bit."""
     s = np.cumsum(r[::-1])[::-1]
     n = r.size
     t = np.empty(n)
-    block = max(1, min(n, int(500.0 / h)))
     carry = 0.0  # T at the first index after the current block
     for b in range(((n - 1) // block) * block, -1, -block):
         e = min(n, b + block)
@@ -43,8 +50,7 @@ def _suffix_sums(r: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
     return s, t
 
 
-@dataclass(frozen=True)
-class Bounds:
+class Bounds(Record):
     """lower <= estimate <= upper."""
 
     lower: float
@@ -75,7 +81,9 @@ class CertifiedProfile:
         """Make S_i and T_i available for every i >= i0."""
         i0 = max(0, int(i0))
         if i0 < self._from:
-            self._s, self._t = _suffix_sums(self.c.pmf[i0:], self.c.h)
+            block = _block(self.c.pmf.size, self.c.h)
+            i0 -= i0 % block  # aligned, so that the sums do not depend on the queries before
+            self._s, self._t = _suffix_sums(self.c.pmf[i0:], self.c.h, block)
             self._from = i0
 
     def _start(self, d: float) -> int:

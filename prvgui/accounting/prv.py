@@ -21,18 +21,18 @@ is P = q P0 + (1-q) Q0 against Q = Q0, the "add" order is the swapped pair
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from .record import Record
 from .special import ndtr
 
 Array = np.ndarray
 _LOG_SQRT2PI = 0.5 * math.log(2 * math.pi)
 
 
-@dataclass(frozen=True)
-class Continuous:
+class Continuous(Record):
     """Absolutely continuous part of a PRV on (lo, hi) with total mass ``mass``."""
 
     lo: float
@@ -83,8 +83,7 @@ def _search(tail: Callable[[Array], Array], tau: float, start: float, end: float
     return far
 
 
-@dataclass(frozen=True)
-class PRV:
+class PRV(Record):
     """A privacy loss random variable Y (under P)."""
 
     atoms: tuple[tuple[float, float], ...]

@@ -8,11 +8,12 @@ model can map the events onto its own signals.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..accounting.mechanisms import MECHANISM_KINDS, Row, mechanism_from_params
 from ..accounting.mechanisms import check_count as _check_count
+from ..accounting.record import fields as record_fields
 
 Listener = Callable[[str, object], None]
 
@@ -40,7 +41,7 @@ KIND_TITLES: dict[str, str] = {
 
 def param_names(kind: str) -> list[str]:
     """Parameter names of a kind, in declaration order."""
-    return [f.name for f in fields(MECHANISM_KINDS[kind])]
+    return [f.name for f in record_fields(MECHANISM_KINDS[kind])]
 
 
 def check_count(value: object, name: str = "count") -> int:

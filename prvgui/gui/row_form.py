@@ -6,13 +6,12 @@ about and is shown under the form; invalid rows are never sent to the engine.
 """
 from __future__ import annotations
 
-from dataclasses import MISSING, fields
-
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QVBoxLayout, QWidget)
 
 from ..accounting.mechanisms import MECHANISM_KINDS
+from ..accounting.record import MISSING, fields
 from ..document.model import KIND_TITLES, Document, RowSpec, param_names
 from .fmt import POISSON_NOTE, error_field, field_text, fmt_value, parse_count, parse_number, same_value
 from .undo import Editor
