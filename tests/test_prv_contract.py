@@ -83,3 +83,72 @@ def test_written_out_gauss_legendre_rule_is_numpys():
     from prvgui.accounting.prv import _GL_W, _GL_X
     x, w = np.polynomial.legendre.leggauss(16)
     assert np.array_equal(_GL_X, x) and np.array_equal(_GL_W, w)
+
+
+def _mp_tails(kind, params, order):
+    """(cdf, sf) of the PRV at 40 digits (the closed forms in prv.py's docstrings, by mpmath;
+    each tail directly, so that neither loses digits to 1 - x)."""
+    import mpmath as mp
+    mp.mp.dps = 40
+    phi = mp.ncdf
+    if kind == "gaussian":
+        mu = mp.mpf(params[0])
+        return (lambda t: phi((mp.mpf(t) - mu * mu / 2) / mu),
+                lambda t: phi((mu * mu / 2 - mp.mpf(t)) / mu))
+    if kind == "laplace":
+        e = mp.mpf(params[0])
+        return (lambda t: (mp.exp((mp.mpf(t) - e) / 2) - mp.exp(-e)) / 2,
+                lambda t: -mp.expm1((mp.mpf(t) - e) / 2) / 2)
+    if kind == "sl":
+        e, q = mp.mpf(params[0]), mp.mpf(params[1])
+
+        def xl(t):  # (l0(t) / e + 1) / 2, clipped to [0, 1]
+            x = (mp.log((mp.exp(mp.mpf(t)) - 1 + q) / q) / e + 1) / 2
+            return min(max(x, mp.mpf(0)), mp.mpf(1))
+        if order == "remove":
+            return (lambda t: q / 2 * (mp.exp(e * (xl(t) - 1)) - mp.exp(-e)) + (1 - q) / 2 * -mp.expm1(-e * xl(t)),
+                    lambda t: -q / 2 * mp.expm1(e * (xl(t) - 1)) + (1 - q) / 2 * (mp.exp(-e * xl(t)) - mp.exp(-e)))
+        return (lambda t: (mp.exp(-e * xl(-t)) - mp.exp(-e)) / 2, lambda t: -mp.expm1(-e * xl(-t)) / 2)
+    s, q = mp.mpf(params[0]), mp.mpf(params[1])
+
+    def x_of(t):
+        return s * s * mp.log((mp.exp(mp.mpf(t)) - 1 + q) / q) + mp.mpf(1) / 2
+    if order == "remove":
+        return (lambda t: q * phi((x_of(t) - 1) / s) + (1 - q) * phi(x_of(t) / s),
+                lambda t: q * phi((1 - x_of(t)) / s) + (1 - q) * phi(-x_of(t) / s))
+    return lambda t: phi(-x_of(-t) / s), lambda t: phi(x_of(-t) / s)
+
+
+@pytest.mark.parametrize("kind,params,order", [
+    ("gaussian", (0.05,), "remove"), ("gaussian", (3.0,), "remove"), ("sg", (0.8, 0.01), "remove"),
+    ("sg", (0.8, 0.01), "add"), ("sg", (2.0, 0.2), "remove"), ("sg", (0.5, 0.001), "add"),
+    ("laplace", (0.01,), "remove"), ("laplace", (3.0,), "remove"), ("sl", (1.0, 0.1), "remove"),
+    ("sl", (1.0, 0.1), "add"), ("sl", (0.05, 0.5), "remove")])
+def test_cdf_and_sf_hold_the_accuracy_discretize_assumes(kind, params, order):
+    """discretize.mass_rounding trusts the cdf left of the centre to an absolute CDF_ULPS ulps
+    and the sf right of it to a relative CDF_ULPS ulps, each at a point within 64 ulps
+    (1 + |t|) of the edge (its ``bias`` term)."""
+    import mpmath as mp
+
+    from prvgui.accounting.discretize import CDF_ULPS
+    from prvgui.accounting.prv import gaussian, laplace, subsampled_gaussian, subsampled_laplace
+    build = {"gaussian": gaussian, "laplace": laplace,
+             "sg": lambda *a: subsampled_gaussian(*a, order), "sl": lambda *a: subsampled_laplace(*a, order)}
+    prv = build[kind](*params)
+    c, (ref_cdf, ref_sf) = prv.cont, _mp_tails(kind, params, order)
+    lo, hi = c.lower_cut(1e-290), c.upper_cut(1e-290)
+    t = np.unique(np.concatenate([np.linspace(lo, hi, 1500), c.centre + np.geomspace(1e-6, 1, 50),
+                                  c.centre - np.geomspace(1e-6, 1, 50)]))
+    t = t[(t > c.lo) & (t < c.hi)]
+    u = 2.0 ** -53
+    for side, vals in (("cdf", c.cdf(t)), ("sf", c.sf(t))):
+        keep = (t <= c.centre) if side == "cdf" else (t >= c.centre)
+        for ti, v in zip(t[keep], vals[keep]):
+            dt = 64 * 2 * u * (1 + abs(ti))
+            a, b = (ref_cdf(ti - dt), ref_cdf(ti + dt)) if side == "cdf" else (ref_sf(ti + dt), ref_sf(ti - dt))
+            if b < mp.mpf(1e-300):
+                continue
+            if side == "cdf":  # absolute
+                assert a - CDF_ULPS * u <= v <= b + CDF_ULPS * u, (side, ti, v, a, b)
+            else:
+                assert a * (1 - CDF_ULPS * u) <= v <= b * (1 + CDF_ULPS * u), (side, ti, v, a, b)

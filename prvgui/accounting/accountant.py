@@ -280,12 +280,12 @@ class Accountant:
         composed = compose(discs, e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
                            agg_max=scale * AGG_FRACTION * self.eps_error, extended=extended)
         fail, terms = coupling_failure(discs, t, h)
-        prof = CertifiedProfile(composed, t, fail)
+        prof = CertifiedProfile(composed, t, fail, sum(k * d.mass_rel for d, k in discs))
         budget = {"order": order, "t": t, "h": h, "K": k_total, "eps_error_used": scale * self.eps_error,
                   "n_fft": composed.parts.get("n", 1), "decimation": composed.parts.get("decimation", 1),
                   **terms, "coarse_cells": plan[1], "window": composed.parts.get("window", 0.0),
                   "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
-                  "fp_rel": composed.err_rel, "total_abs": prof.err_abs,
+                  "fp_rel": composed.err_rel, "total_rel": prof.err_rel, "total_abs": prof.err_abs,
                   "long_double": extended}
         return _Side(prof, budget)
 

@@ -41,6 +41,9 @@ from .prv import PRV
 from .record import Record
 
 _ULP = 2.0 ** -52
+#: accuracy, in units of 2^-53, that the PRVs' cdf (absolute, left of the split) and sf
+#: (relative, right of it) are trusted to have (test_prv_contract checks it against mpmath)
+CDF_ULPS = 64
 #: share of the coupling distance t spent on coarse tail cells
 COARSE_SHARE = 0.04
 #: the number of coarse draws the cells are sized for, and the budget for more of them
@@ -69,6 +72,9 @@ class DiscretePRV(Record):
     sparse: np.ndarray | None = None
     #: the pmf index nearest the mean (the transforms are centred there)
     centre: int = 0
+    #: bound on the relative change of any composed delta(eps) per draw of this row caused by
+    #: the rounding of its masses (``mass_rounding``)
+    mass_rel: float = 0.0
 
     @property
     def values(self) -> np.ndarray:
@@ -108,7 +114,7 @@ def coupling_failure(parts: list[tuple[DiscretePRV, int]], t: float, h: float) -
         hoeff = math.exp(-2.0 * slack * slack / (k_total * h * h)) if slack > 0 else 1.0
         many = math.exp((m + 1) * math.log(lam) - math.lgamma(m + 2)) if lam > 0 else 0.0
         best = min(best, (hoeff + many, hoeff, m))
-    trunc = sum(k * d.tail_prob for d, k in parts)
+    trunc = sum(k * d.tail_prob for d, k in parts) * (1 + 1e-12)  # (1e-12: mass_rounding)
     return min(1.0, best[0] + trunc), {"hoeffding": best[1], "coarse": best[0] - best[1],
                                        "coarse_draws": best[2], "truncation": trunc, "bias": bias}
 
@@ -129,7 +135,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     pieces: list[tuple[int, np.ndarray]] = []
     moment_cut, moment_cut_err, cut = 0.0, 0.0, 0.0
     c = prv.cont
-    coarse_mass, fine_cells = 0.0, None
+    coarse_mass, fine_cells, sf_split, edge_max = 0.0, None, 1.0, 0.0
     if c is not None and c.mass > 0:
         a, b = c.lower_cut(tau, 0.25 * h), c.upper_cut(tau, 0.25 * h)  # a cell's accuracy
         j_lo = math.floor(a / h + 0.5)
@@ -139,6 +145,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
             raise GridTooLarge(j_hi - j_lo + 2, max_cells, b - a)
         e_idx = _edges(c, h, j_lo, j_hi, tau, coarse)
         edges = (e_idx - 0.5) * h
+        edge_max = max(abs(float(edges[0])), abs(float(edges[-1])))
         # split at the edge closest to the centre: cdf differences left, sf right
         k = int(np.clip(np.searchsorted(edges, c.centre), 1, edges.size - 1))
         left = c.cdf(edges[:k + 1])
@@ -146,6 +153,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         masses = np.concatenate([np.diff(left), -np.diff(right)])
         masses = np.maximum(masses, 0.0)
         cut_lo, cut_hi = float(left[0]), float(right[-1])
+        sf_split = float(right[0] - right[-1]) * (1 - 1e-12)  # mass right of the split
         cut = cut_lo + cut_hi
         # first moments of the cut tails: a bounded guess (the tails are ~tau)
         moment_cut = edges[0] * cut_lo + edges[-1] * cut_hi
@@ -181,8 +189,10 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     disc_mean = (start + idx_mean) * h
     true_mean = (prv.mean - moment_cut) / kept
     shift = true_mean - disc_mean
+    # the computed cdf at an edge is that of a point within a few ulps of it (the PRV's
+    # inverse of the loss): cells move by at most that much, which widens D's range
     bias = ((prv.mean_err + moment_cut_err) / kept
-            + 8 * _ULP * (abs(true_mean) + h * (abs(start) + pmf.size)))
+            + 8 * _ULP * (abs(true_mean) + h * (abs(start) + pmf.size)) + 64 * _ULP * (1.0 + edge_max))
     r = coarse[1] if coarse_mass > 0 else 1
     coarse_prob = coarse_mass / kept
     if not abs(shift) <= 0.5 * h * (1 + 1e-6) + coarse_prob * (r - 1) * h / 2 + bias:
@@ -195,7 +205,26 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         fine = (max(0, fine_cells[0] - start), min(pmf.size, fine_cells[1] - start))
         sparse = np.concatenate([np.flatnonzero(pmf[:fine[0]]), fine[1] + np.flatnonzero(pmf[fine[1]:])])
     return DiscretePRV(pmf, start, h, shift, prv.inf_mass, tail_prob, bias, coarse_prob,
-                       r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse, int(round(idx_mean)))
+                       r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse, int(round(idx_mean)),
+                       mass_rounding(sf_split, pmf.size) if c is not None and c.mass > 0 else 0.0)
+
+
+def mass_rounding(sf_split: float, cells: int) -> float:
+    """Relative change of a composed delta(eps) per draw from the rounding of one row's masses.
+
+    Masses are differences of computed cdf values left of the split edge k and of sf values
+    right of it. Trusted accuracy (test_prv_contract checks it against mpmath): the sf to a
+    relative k u, |e_j| <= k u sf_j, and the cdf to an absolute k u (its continuous mass is at
+    most 1), each at a point within 64 ulps of the edge (``bias`` covers that shift). The
+    composed delta is sum_j p_j G(y_j), G the delta of the other draws at eps - y:
+    nondecreasing, in [0, 1]. Summing by parts on the right, sum_j (e_j - e_{j+1}) G_j is at
+    most k u (sf_k G_k + sum_j sf_j (G_j - G_{j-1})) + k u sf_n <= 2 k u delta + k u (cut
+    tail). On the left it is at most 3 k u G_{k-1}, and delta >= sf_k G_{k-1}. Subtraction,
+    clipping and normalisation (a pairwise sum) add (log2(cells) + 4) u. Hence a relative
+    u (k (2 + 3 / sf_k) + log2(cells) + 4) per draw; the cut tail's k u tau is inside the
+    truncation term."""
+    u = _ULP / 2
+    return u * (CDF_ULPS * (2.0 + 3.0 / max(sf_split, 1e-300)) + math.log2(max(cells, 2)) + 4.0)
 
 
 def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int]) -> np.ndarray:

@@ -64,11 +64,12 @@ class Bounds(Record):
 class CertifiedProfile:
     """delta(eps) bounds for one order of the pair."""
 
-    def __init__(self, composed: Composed, t: float, coupling_err: float) -> None:
+    def __init__(self, composed: Composed, t: float, coupling_err: float, mass_rel: float = 0.0) -> None:
         self.c = composed
         self.t = t + composed.agg
         self.err_abs = composed.err_abs + coupling_err
-        self.err_rel = composed.err_rel
+        # the composition's round-off and the rows' rounded masses (discretize.mass_rounding)
+        self.err_rel = composed.err_rel + mass_rel
         self.p_inf = composed.inf_mass
         self.y = composed.values
         # suffix sums from index _from on (they depend on the cells from there on only): an
