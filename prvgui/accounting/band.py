@@ -176,8 +176,9 @@ def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray
     for r in range(r_max + 1):
         mu[r] += np.bincount(blk, weights=vals, minlength=nb).astype(ftype)
         vals = vals * vj
-    # (+ 1: adding them to the blocks the fine cells share rounds those once more)
-    return mu, nb, 2.0 ** -53 * ((b_size + r_max + 4) * tail + float(mu[0].sum()))
+    # plus adding them to the blocks the fine cells share rounds those once more (in ftype)
+    return mu, nb, 2.0 ** -53 * (b_size + r_max + 4) * tail \
+        + float(np.finfo(ftype).eps) / 2 * float(mu[0].sum())
 
 
 def worth_it(n: int, band: int, cells: int) -> bool:

@@ -168,12 +168,12 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
     plan = coarse_plan(t, h, k_max, level)
     disc_o = [(discretize(p, h, e4 * p.finite_mass / (2.0 * k_max), acc.n_max, plan), k)
               for p, k in others]
-    prep_o = [(PreparedRow.of(d), k) for d, k in disc_o]
+    prep_o = [(PreparedRow(d), k) for d, k in disc_o]
     dj = None
     if not j_trivial:
         pj = mech_j.prv(order)
         dj = discretize(pj, h, e4 * pj.finite_mass / (2.0 * k_max), acc.n_max, plan)
-        prep_j = PreparedRow.of(dj)
+        prep_j = PreparedRow(dj)
     windows = []
     for c in cs:
         rows_c = list(prep_o) + ([(prep_j, int(c))] if dj is not None and c > 0 else [])

@@ -100,9 +100,10 @@ def coarse_plan(t: float, h: float, k_total: int, err: float) -> tuple[float, in
 
 
 def coupling_failure(parts: list[tuple[DiscretePRV, int]], t: float, h: float) -> tuple[float, dict]:
-    """Probability that the discretisation errors of the draws sum to more than t in either
-    direction, plus the rows' cut tails; with its terms. (Module docstring: the minimum over
-    m of the coarse-tail bound.)"""
+    """A bound on the probability that the discretisation errors of the draws sum to more
+    than t (the same bound holds for less than -t; each side of the profile uses one), plus
+    the rows' cut tails; with its terms. (Module docstring: the minimum over m of the
+    coarse-tail bound.)"""
     k_total = sum(k for _, k in parts)
     bias = sum(k * d.bias for d, k in parts)
     lam = sum(k * d.coarse_prob for d, k in parts) * (1 + 1e-9)
