@@ -104,3 +104,22 @@ def test_epsilon_query_skips_the_bulk_of_the_suffix_sums():
     for prof in acc.profiles(acc._level(1e-5)):
         prof.epsilon(1e-5)
         assert prof._from > prof.y.size // 2
+
+
+@settings(max_examples=15, deadline=None)
+@given(mechanisms, st.integers(1, 300), deltas)
+def test_relative_error_terms_stay_negligible(mech, k, delta):
+    """The relative terms of the bound (float round-off of the composition, rounding of the
+    rows' masses) must not swamp the answer: a 1e-300 mass right of a split once made the
+    mass-rounding term 1e291 and every delta upper bound 1."""
+    acc = Accountant([Row(mech, k)], closed_forms=False)
+    acc.epsilon(delta)
+    for b in acc.error_budget(delta):
+        assert b.get("total_rel", 0.0) < 1e-6, b
+
+
+def test_tiny_sampling_rate_keeps_a_useful_delta_bracket():
+    acc = Accountant([Row(SubsampledGaussian(1.0, 1e-5), 100_000)])
+    eps = acc.epsilon(1e-8)
+    d = acc.delta(eps.estimate)
+    assert d.lower <= 1e-8 * 1.01 and d.upper < 1e-4

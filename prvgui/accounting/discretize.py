@@ -147,8 +147,11 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         e_idx = _edges(c, h, j_lo, j_hi, tau, coarse)
         edges = (e_idx - 0.5) * h
         edge_max = max(abs(float(edges[0])), abs(float(edges[-1])))
-        # split at the edge closest to the centre: cdf differences left, sf right
-        k = int(np.clip(np.searchsorted(edges, c.centre), 1, edges.size - 1))
+        # split at the last edge below the median: cdf differences left, sf right (each tail
+        # keeps its relative precision, and the mass right of the split is at least half,
+        # which mass_rounding needs)
+        median = c.lower_cut(0.5 * c.mass, h)
+        k = int(np.clip(np.searchsorted(edges, median, side="right") - 1, 1, edges.size - 1))
         left = c.cdf(edges[:k + 1])
         right = c.sf(edges[k:])
         masses = np.concatenate([np.diff(left), -np.diff(right)])
