@@ -150,14 +150,18 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         # split at the last edge below the median: cdf differences left, sf right (each tail
         # keeps its relative precision, and the mass right of the split is at least half,
         # which mass_rounding needs)
+        # (k = 0: the first cell holds half the mass, and everything comes from the sf)
         median = c.lower_cut(0.5 * c.mass, h)
         k = int(np.clip(np.searchsorted(edges, median, side="right") - 1, 1, edges.size - 1))
+        if k == 1 and float(c.cdf(edges[1:2])[0]) > 0.5 * c.mass:
+            k = 0
         left = c.cdf(edges[:k + 1])
         right = c.sf(edges[k:])
         masses = np.concatenate([np.diff(left), -np.diff(right)])
         masses = np.maximum(masses, 0.0)
         cut_lo, cut_hi = float(left[0]), float(right[-1])
-        sf_split = float(right[0] - right[-1]) * (1 - 1e-12)  # mass right of the split
+        # mass right of the split (inf: no left part, so no term for it in mass_rounding)
+        sf_split = float(right[0] - right[-1]) * (1 - 1e-12) if k > 0 else math.inf
         cut = cut_lo + cut_hi
         # first moments of the cut tails: a bounded guess (the tails are ~tau)
         moment_cut = edges[0] * cut_lo + edges[-1] * cut_hi
@@ -223,12 +227,14 @@ def mass_rounding(sf_split: float, cells: int) -> float:
     composed delta is sum_j p_j G(y_j), G the delta of the other draws at eps - y:
     nondecreasing, in [0, 1]. Summing by parts on the right, sum_j (e_j - e_{j+1}) G_j is at
     most k u (sf_k G_k + sum_j sf_j (G_j - G_{j-1})) + k u sf_n <= 2 k u delta + k u (cut
-    tail). On the left it is at most 3 k u G_{k-1}, and delta >= sf_k G_{k-1}. Subtraction,
+    tail). On the left it is at most 3 k u G_{k-1}, and delta >= sf_k G_{k-1} (the split is at
+    the median, so sf_k >= 1/2 unless the first cell holds half the mass: then there is no left
+    part, sf_split = inf). Subtraction,
     clipping and normalisation (a pairwise sum) add (log2(cells) + 4) u. Hence a relative
     u (k (2 + 3 / sf_k) + log2(cells) + 4) per draw; the cut tail's k u tau is inside the
     truncation term."""
     u = _ULP / 2
-    return u * (CDF_ULPS * (2.0 + 3.0 / max(sf_split, 1e-300)) + math.log2(max(cells, 2)) + 4.0)
+    return u * (CDF_ULPS * (2.0 + 3.0 / sf_split) + math.log2(max(cells, 2)) + 4.0)
 
 
 def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int]) -> np.ndarray:
