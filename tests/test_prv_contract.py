@@ -105,9 +105,10 @@ def _mp_tails(kind, params, order):
         def xl(t):  # (l0(t) / e + 1) / 2, clipped to [0, 1]
             x = (mp.log((mp.exp(mp.mpf(t)) - 1 + q) / q) / e + 1) / 2
             return min(max(x, mp.mpf(0)), mp.mpf(1))
+        em = mp.exp(-e)
         if order == "remove":
-            return (lambda t: q / 2 * (mp.exp(e * (xl(t) - 1)) - mp.exp(-e)) + (1 - q) / 2 * -mp.expm1(-e * xl(t)),
-                    lambda t: -q / 2 * mp.expm1(e * (xl(t) - 1)) + (1 - q) / 2 * (mp.exp(-e * xl(t)) - mp.exp(-e)))
+            return (lambda t: q / 2 * (mp.exp(e * (xl(t) - 1)) - em) - (1 - q) / 2 * mp.expm1(-e * xl(t)),
+                    lambda t: -q / 2 * mp.expm1(e * (xl(t) - 1)) + (1 - q) / 2 * (mp.exp(-e * xl(t)) - em))
         return (lambda t: (mp.exp(-e * xl(-t)) - mp.exp(-e)) / 2, lambda t: -mp.expm1(-e * xl(-t)) / 2)
     s, q = mp.mpf(params[0]), mp.mpf(params[1])
 
@@ -147,7 +148,10 @@ def test_cdf_and_sf_hold_the_accuracy_discretize_assumes(kind, params, order):
         keep = (t <= c.centre) if side == "cdf" else (t >= c.centre)
         for ti, v in zip(t[keep], vals[keep]):
             dt = 64 * 2 * u * (1 + abs(ti))
-            a, b = (ref_cdf(ti - dt), ref_cdf(ti + dt)) if side == "cdf" else (ref_sf(ti + dt), ref_sf(ti - dt))
+            if side == "cdf":
+                a, b = ref_cdf(ti - dt), ref_cdf(ti + dt)
+            else:
+                a, b = ref_sf(ti + dt), ref_sf(ti - dt)
             if b < mp.mpf(1e-300):
                 continue
             if side == "cdf":  # absolute

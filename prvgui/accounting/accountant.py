@@ -213,8 +213,9 @@ class Accountant:
         SCREEN x eps_error beside it. The true value is the max over the orders; when the
         second order's coarse upper bound lies at or below the first's lower bound wherever the
         query looks, the second order's true value does too, so the first order's bracket alone
-        holds the max: the fine build of the second is skipped. Otherwise it is built too. For DP-SGD at k = 10^4 the
-        add order's coarse bracket is [8.29, 8.48] against the remove order's [10.044, 10.063]."""
+        holds the max: the fine build of the second is skipped. Otherwise it is built too. For
+        DP-SGD at k = 10^4 the add order's coarse bracket is [8.29, 8.48] against the remove
+        order's [10.044, 10.063]."""
         if not (self.screen and single) or len(self.orders) == 1 \
                 or all((o, err, extended, False) in self._cache for o in self.orders):
             sides = self._sides(err, progress, extended)
