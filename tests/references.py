@@ -76,3 +76,43 @@ def subsampled_gaussian_delta(sigma: float, q: float, eps: float, order: str = "
     p_mass = stats.norm.cdf(x, 0, s)
     q_mass = q * stats.norm.cdf(x, 1, s) + (1 - q) * stats.norm.cdf(x, 0, s)
     return float(p_mass - math.exp(eps) * q_mass)
+
+
+class TwoPointSum:
+    """S = k a + (b - a) J with J ~ Binomial(k, p): the sum of k independent losses, each b with
+    probability p and a otherwise. Its delta(eps) = E[(1 - e^{eps - S})_+] is exact (scipy's
+    binomial pmf, the lattice summed over +-40 standard deviations around the mean).
+
+    Bounded losses give rigorous brackets: delta(eps) is nondecreasing in every loss, so
+    rounding each loss of a composition up (down) to b (a) bounds its delta from above (below)
+    (issue 16: a Laplace loss in [-eps0, eps0] has an atom 1/2 at eps0 and e^-eps0 / 2 at -eps0)."""
+
+    def __init__(self, k: int, a: float, b: float, p: float) -> None:
+        sd = math.sqrt(k * p * (1 - p))
+        j = np.arange(max(0, math.floor(k * p - 40 * sd - 10)), min(k, math.ceil(k * p + 40 * sd + 10)) + 1,
+                      dtype=float)
+        self.s = k * a + (b - a) * j
+        self.w = np.exp(stats.binom.logpmf(j, k, p))
+
+    def delta(self, eps: float) -> float:
+        m = self.s > eps
+        return float(np.sum(self.w[m] * -np.expm1(eps - self.s[m])))
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest eps >= 0 with delta(eps) <= delta."""
+        if self.delta(0.0) <= delta:
+            return 0.0
+        hi = float(self.s[-1])
+        return optimize.brentq(lambda e: self.delta(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12)
+
+
+def bounded_loss_bracket(k: int, a: float, b: float, p_up: float, p_down: float):
+    """(lower, upper) TwoPointSum pair for k draws of a loss in [a, b]: P(loss = b) >= p_down
+    (keep only the atom at b, round the rest down) and P(loss > a) <= p_up (round up)."""
+    return TwoPointSum(k, a, b, p_down), TwoPointSum(k, a, b, p_up)
+
+
+def laplace_bracket(scale: float, k: int):
+    """Bracket pair for k Laplace mechanisms (sensitivity 1): loss in [-1/scale, 1/scale]."""
+    e = 1.0 / scale
+    return bounded_loss_bracket(k, -e, e, -0.5 * math.expm1(-e) + 0.5, 0.5)

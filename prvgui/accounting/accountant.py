@@ -281,12 +281,13 @@ class Accountant:
         composed = compose(discs, e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
                            agg_max=scale * AGG_FRACTION * self.eps_error, extended=extended)
         fail, terms = coupling_failure(discs, t, h)
-        prof = CertifiedProfile(composed, t, fail, sum(k * d.mass_rel for d, k in discs))
+        prof = CertifiedProfile(composed, t, fail, discs)
         budget = {"order": order, "t": t, "h": h, "K": k_total, "eps_error_used": scale * self.eps_error,
                   "n_fft": composed.parts.get("n", 1), "decimation": composed.parts.get("decimation", 1),
                   **terms, "coarse_cells": plan[1], "window": composed.parts.get("window", 0.0),
                   "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
-                  "fp_rel": composed.err_rel, "total_rel": prof.err_rel, "total_abs": prof.err_abs,
+                  "fp_rel": composed.err_rel, "mass_rel": sum(k * d.mass_rel for d, k in discs),
+                  "total_rel": prof.err_rel, "total_abs": prof.err_abs,
                   "long_double": extended}
         return _Side(prof, budget)
 
@@ -355,12 +356,13 @@ class Accountant:
                 res = finer
                 self._used[delta] = level * 1e-3
         if math.isfinite(res.estimate) and res.upper - res.lower > 2 * self.eps_error_used * 1.001:
-            err = max(b.get("total_abs", 0.0) for b in self.error_budget(delta))
-            note = (f"delta {delta:g} is close to what float64 can resolve for this composition "
-                    f"(additive error {err:.1g}), so the bracket is wider than 2 * eps_error"
-                    + ("; the upper bound is infinite" if math.isinf(res.upper) else ""))
-            if note not in self._notes:
-                self._notes.append(note)
+            level = self._used.get(delta, level)
+            ext = delta in self._used
+            sides = [self._cache[k] for o in self.orders for k in ((o, level, ext, False),)
+                     if k in self._cache]
+            self._note(f"epsilon at delta {delta:g}: the bracket is wider than 2 * eps_error"
+                       + (" and its upper bound is infinite" if math.isinf(res.upper) else "")
+                       + f": {self._why_wide(sides)}")
         return res
 
     def _epsilon_at(self, delta: float, level: float, progress=None, extended: bool = False) -> Bounds:
@@ -378,8 +380,23 @@ class Accountant:
         exact = self._exact(epsilon, False)
         if exact is not None:
             return exact
-        low, est, up = self.delta_curve(np.array([epsilon]), progress=progress)
-        return Bounds(float(low[0]), float(est[0]), float(up[0]))
+        eps = np.array([epsilon])
+        if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
+            return Bounds(1.0, 1.0, 1.0)
+        (low, est, up), sides, level = self._delta_curve(eps, None, progress)
+        res = Bounds(float(low[0]), float(est[0]), float(up[0]))
+        # the bracket eps_error asks for: the estimate eps_error to either side
+        profs = [s.profile for s in sides if s.profile is not None]
+        if profs:
+            shifted = [p.delta(eps + np.array([[1.0], [-1.0]]) * self.eps_error_used)[1] for p in profs]
+            asked_lo, asked_hi = (max(float(v[i, 0]) for v in shifted) for i in (0, 1))
+            # beyond it by more than 1% of its width or than the additive error the level plans for
+            outside = max(asked_lo - res.lower, res.upper - asked_hi)
+            if outside > 0.01 * (asked_hi - asked_lo) + 10 * level:
+                self._note(f"delta at epsilon {epsilon:g}: the bracket [{res.lower:.3g}, {res.upper:.3g}] "
+                           f"is wider than eps_error {self.eps_error_used:g} asks for "
+                           f"([{asked_lo:.3g}, {asked_hi:.3g}]): {self._why_wide(sides)}")
+        return res
 
     def delta_curve(self, eps: np.ndarray, level: float | None = None, progress=None):
         """(lower, estimate, upper) arrays of delta at each eps (the privacy profile)."""
@@ -387,29 +404,53 @@ class Accountant:
         if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
             one = np.ones(eps.shape)
             return one, one, one
+        return self._delta_curve(eps, level, progress)[0]
+
+    def _delta_curve(self, eps: np.ndarray, level: float | None, progress):
+        """(the curve's (lower, estimate, upper), the sides that decided it, their level)."""
         lvl = 1e-12 if level is None else level
-        out, fp = self._delta_curve_at(eps, lvl, progress)
+        out, sides = self._delta_curve_at(eps, lvl, progress)
         est_min = float(np.min(out[1])) if out[1].size else 1.0
         if level is None and 0 < est_min < 1e-6 and self._level(est_min) < lvl:
             # refine where the additive error is not small against the answer
             lvl = self._level(est_min)
-            out, fp = self._delta_curve_at(eps, lvl, progress)
+            out, sides = self._delta_curve_at(eps, lvl, progress)
         # where round-off dominates at the curve's small end: the rows' transforms in long
         # double (as the epsilon query's retry does)
+        fp = max(s.budget.get("fp_abs", 0.0) for s in sides)
         if 0 < est_min and fp > 0.01 * est_min:
-            out, _ = self._delta_curve_at(eps, lvl, progress, extended=True)
-        return out
+            out, sides = self._delta_curve_at(eps, lvl, progress, extended=True)
+        return out, sides, lvl
 
     def _delta_curve_at(self, eps, level, progress, extended: bool = False):
-        """((lower, estimate, upper), the round-off bound of the sides that decided them)."""
+        """((lower, estimate, upper), the sides that decided them)."""
         def query(p: CertifiedProfile | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             if p is None:
                 z = np.zeros(eps.shape)
                 return z, z, z
             return p.delta(eps)
         parts = self._deciding(level, progress, extended, query, single=eps.size == 1)
-        fp = max(s.budget.get("fp_abs", 0.0) for s, _ in parts)
-        return tuple(np.maximum.reduce([got[i] for _, got in parts]) for i in range(3)), fp
+        out = tuple(np.maximum.reduce([got[i] for _, got in parts]) for i in range(3))
+        return out, [s for s, _ in parts]
+
+    def _note(self, note: str) -> None:
+        with self._lock:
+            if note not in self._notes:
+                self._notes.append(note)
+
+    @staticmethod
+    def _why_wide(sides: Sequence[_Side]) -> str:
+        """Which error term widened a bracket beyond eps_error, in words."""
+        profs = [s for s in sides if s.profile is not None]
+        if not profs:
+            return "float64 round-off"
+        worst = max(profs, key=lambda s: s.profile.err_rel)
+        if worst.profile.err_rel > 0.01:
+            return (f"the rounding of the rows' probabilities over {worst.budget.get('K', 0)} draws allows "
+                    f"a relative error of {worst.profile.err_rel:.2g} in delta")
+        err = max(s.budget.get("total_abs", 0.0) for s in profs)
+        return (f"its additive error {err:.1g} (float64 round-off of the composition) is not small "
+                "against delta")
 
     def error_budget(self, delta: float) -> list[dict]:
         """The error terms behind epsilon(delta), one dict per order of the pair."""

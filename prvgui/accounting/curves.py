@@ -242,8 +242,7 @@ def _order_curve_at(acc, order, j, cs, delta, level, t, agg_max, progress) -> li
         n_lo = math.floor((lo - offset) / h) - 1
         comp = finish(spec, n, n0, n_lo, h, offset, inf_mass_of(parts), coef_err, werr, agg_max)
         comp = comp.trimmed(lo, hi)  # the grid serves the largest count; werr covers the rest
-        out.append(CertifiedProfile(comp, t, coupling_failure(parts, t, h)[0],
-                                    sum(k * d.mass_rel for d, k in parts)).epsilon(delta))
+        out.append(CertifiedProfile(comp, t, coupling_failure(parts, t, h)[0], parts).epsilon(delta))
         if progress is not None:
             progress((idx + 1) / cs.size)
     return out

@@ -214,27 +214,49 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         sparse = np.concatenate([np.flatnonzero(pmf[:fine[0]]), fine[1] + np.flatnonzero(pmf[fine[1]:])])
     return DiscretePRV(pmf, start, h, shift, prv.inf_mass, tail_prob, bias, coarse_prob,
                        r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse, int(round(idx_mean)),
-                       mass_rounding(sf_split, pmf.size) if c is not None and c.mass > 0 else 0.0)
+                       mass_rounding(sf_split / c.mass if c is not None and c.mass > 0 else math.inf,
+                                     pmf.size, bool(prv.atoms)))
 
 
-def mass_rounding(sf_split: float, cells: int) -> float:
+def mass_rounding(sf_split: float, cells: int, atoms: bool = False) -> float:
     """Relative change of a composed delta(eps) per draw from the rounding of one row's masses.
 
     Masses are differences of computed cdf values left of the split edge k and of sf values
     right of it. Trusted accuracy (test_prv_contract checks it against mpmath): the sf to a
-    relative k u, |e_j| <= k u sf_j, and the cdf to an absolute k u (its continuous mass is at
-    most 1), each at a point within 64 ulps of the edge (``bias`` covers that shift). The
+    relative k u, |e_j| <= k u sf_j, and the cdf to an absolute k u M (M the continuous part's
+    mass, so a part of tiny mass, a Laplace loss at eps0 = 1e-7 say, needs its cdf to relative
+    accuracy), each at a point within 64 ulps of the edge (``bias`` covers that shift). The
     composed delta is sum_j p_j G(y_j), G the delta of the other draws at eps - y:
     nondecreasing, in [0, 1]. Summing by parts on the right, sum_j (e_j - e_{j+1}) G_j is at
     most k u (sf_k G_k + sum_j sf_j (G_j - G_{j-1})) + k u sf_n <= 2 k u delta + k u (cut
-    tail). On the left it is at most 3 k u G_{k-1}, and delta >= sf_k G_{k-1} (the split is at
-    the median, so sf_k >= 1/2 unless the first cell holds half the mass: then there is no left
-    part, sf_split = inf). Subtraction,
-    clipping and normalisation (a pairwise sum) add (log2(cells) + 4) u. Hence a relative
-    u (k (2 + 3 / sf_k) + log2(cells) + 4) per draw; the cut tail's k u tau is inside the
-    truncation term."""
+    tail). On the left it is at most 3 k u M G_{k-1}, and delta >= sf_k G_{k-1}; ``sf_split``
+    is sf_k / M, at least 1/2 as the split is at the part's median (inf when the first cell
+    holds half the mass: then there is no left part). Atoms' masses are trusted to a relative
+    k u, which changes delta by at most k u delta. Subtraction, clipping and normalisation (a
+    pairwise sum) add (log2(cells) + 4) u. Hence a relative
+    u (k (2 + 3 / sf_split + [atoms]) + log2(cells) + 4) per draw; the cut tail's k u tau is
+    inside the truncation term. ``mass_factors`` composes it over the draws."""
     u = _ULP / 2
-    return u * (CDF_ULPS * (2.0 + 3.0 / sf_split) + math.log2(max(cells, 2)) + 4.0)
+    cont = 2.0 + 3.0 / sf_split if sf_split > 0 else math.inf
+    return u * (CDF_ULPS * (cont + float(atoms)) + math.log2(max(cells, 2)) + 4.0)
+
+
+def mass_factors(parts: list[tuple[DiscretePRV, int]]) -> tuple[float, float]:
+    """(lo, hi) with lo delta~ <= delta~_exact <= hi delta~ for every eps: delta~ composed from
+    the rows' computed masses, delta~_exact from their exact ones.
+
+    Rounding one draw's masses changes the composed delta by at most a relative r (its
+    ``mass_rel``) of the delta before the change, whatever the other draws' masses are. Changing
+    the draws one at a time, delta~ lies in [(1 - r)^k, (1 + r)^k] delta~_exact for k draws of
+    that row: the factors multiply. (Their sum k r, used before, is too small on the upper
+    side once k r is not small.) hi is inf when some r >= 1."""
+    log_lo = log_hi = 0.0
+    for d, k in parts:
+        r = d.mass_rel
+        if k > 0 and r > 0:
+            log_lo -= k * math.log1p(r)
+            log_hi = -k * math.log1p(-r) + log_hi if r < 1 else math.inf
+    return math.exp(log_lo), (math.exp(log_hi) if log_hi < 709.0 else math.inf)
 
 
 def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int]) -> np.ndarray:

@@ -20,10 +20,16 @@ from __future__ import annotations
 
 import math
 
+from typing import Sequence
+
 import numpy as np
 
 from .compose import Composed
+from .discretize import DiscretePRV, mass_factors
 from .record import Record
+
+#: relative accuracy of the composed mass at +infinity (compose.inf_mass_of: a few ulps per row)
+P_INF_REL = 1e-12
 
 
 def _block(n: int, h: float) -> int:
@@ -62,15 +68,34 @@ class Bounds(Record):
 
 
 class CertifiedProfile:
-    """delta(eps) bounds for one order of the pair."""
+    """delta(eps) bounds for one order of the pair.
 
-    def __init__(self, composed: Composed, t: float, coupling_err: float, mass_rel: float = 0.0) -> None:
+    ``parts`` are the discrete rows with their counts: their masses' rounding
+    (discretize.mass_factors) and the composition's round-off (``composed.err_rel``) scale
+    the estimate by factors lo <= 1 <= hi, so that, with E = ``err_abs`` and t the coupling
+    distance,
+
+        lo delta~(eps + t) - E  <=  delta_fin(eps)  <=  hi (delta~(eps - t) + E).
+
+    Whatever the error terms are, they only move the bounds outwards: a vacuous term gives
+    lower 0 (or upper 1, or epsilon upper +inf), never a lower bound taken from the estimate.
+    """
+
+    def __init__(self, composed: Composed, t: float, coupling_err: float,
+                 parts: Sequence[tuple[DiscretePRV, int]] = ()) -> None:
         self.c = composed
         self.t = t + composed.agg
         self.err_abs = composed.err_abs + coupling_err
-        # the composition's round-off and the rows' rounded masses (discretize.mass_rounding)
-        self.err_rel = composed.err_rel + mass_rel
+        lo, hi = mass_factors(list(parts))
+        fp = composed.err_rel  # delta~ is within a relative fp of its exact composition
+        self.lo_factor = lo * (1.0 - fp) if fp < 1 else 0.0
+        self.hi_factor = hi / (1.0 - fp) if fp < 1 else math.inf
+        #: the larger relative change the factors allow (for the error budget)
+        self.err_rel = max(1.0 - self.lo_factor, self.hi_factor - 1.0)
         self.p_inf = composed.inf_mass
+        # the mass at +inf is composed in float64 to a few ulps per row (compose.inf_mass_of)
+        self._p_lo = self.p_inf * (1 - P_INF_REL)
+        self._p_hi = min(1.0, self.p_inf * (1 + P_INF_REL))
         self.y = composed.values
         # suffix sums from index _from on (they depend on the cells from there on only): an
         # epsilon query needs them in the upper tail alone (``_start``), a curve everywhere
@@ -135,9 +160,13 @@ class CertifiedProfile:
         return float(self._s[j] - math.exp(-self.c.h) * self._t[j])
 
     def _tilde_inverse(self, d: float) -> float:
-        """Smallest eps with delta~(eps) <= d (finite part)."""
-        if d < 0 or not math.isfinite(d):
+        """Smallest eps with delta~(eps) <= d (finite part): +inf for d < 0, -inf for d >= 1."""
+        if math.isnan(d):
+            raise ValueError("delta~ inverse of NaN")
+        if d < 0:
             return math.inf
+        if d >= 1:
+            return -math.inf
         n = self.y.size
         # first grid index i with delta~(y_i) <= d (delta~ decreases along the grid); none
         # lies below _start(d)
@@ -163,8 +192,14 @@ class CertifiedProfile:
         lo_v = -math.inf if i == 0 else float(self.y[i - 1])
         return min(max(eps, lo_v), float(self.y[i]))
 
-    def _total(self, fin: np.ndarray) -> np.ndarray:
-        return self.p_inf + (1.0 - self.p_inf) * fin
+    @staticmethod
+    def _total(p: float, fin: np.ndarray) -> np.ndarray:
+        return p + (1.0 - p) * fin
+
+    @staticmethod
+    def _finite(delta: float, p: float) -> float:
+        """The finite part's delta when the whole is ``delta`` and P(+inf) = p (< 0: none)."""
+        return (delta - p) / (1.0 - p) if delta >= p else -1.0
 
     # ---------------------------------------------------------- certified
     def delta(self, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -174,20 +209,28 @@ class CertifiedProfile:
             one = np.ones(eps.shape)
             return one, one, one
         est = self._tilde(eps)
-        low = np.maximum(self._tilde(eps + self.t) * (1 - self.err_rel) - self.err_abs, 0.0)
-        up = np.minimum(self._tilde(eps - self.t) * (1 + self.err_rel) + self.err_abs, 1.0)
+        low = np.maximum(self._tilde(eps + self.t) * self.lo_factor - self.err_abs, 0.0)
+        if math.isinf(self.hi_factor):
+            up = np.ones(eps.shape)
+        else:
+            up = np.minimum((self._tilde(eps - self.t) + self.err_abs) * self.hi_factor, 1.0)
+        # (guards against the last ulp only: lo <= 1 <= hi and delta~ is nonincreasing)
         low = np.minimum(low, est)
         up = np.maximum(up, est)
-        return self._total(low), self._total(est), self._total(up)
+        return (self._total(self._p_lo, low), self._total(self.p_inf, est),
+                self._total(self._p_hi, up))
 
     def epsilon(self, delta: float) -> Bounds:
         """Bounds on the smallest eps >= 0 with delta(eps) <= delta."""
-        p = self.p_inf
-        if delta < p or p >= 1:
+        if delta < self._p_lo or self.p_inf >= 1:
             return Bounds(math.inf, math.inf, math.inf)
-        d = (delta - p) / (1.0 - p)
-        est = self._tilde_inverse(d)
-        up = self._tilde_inverse((d - self.err_abs) / (1 + self.err_rel)) + self.t
-        low = self._tilde_inverse((d + self.err_abs) / (1 - self.err_rel)) - self.t
-        est = max(est, 0.0)
+        est = max(self._tilde_inverse(self._finite(delta, self.p_inf)), 0.0)
+        if math.isinf(self.hi_factor):
+            up = math.inf
+        else:
+            up = self._tilde_inverse(self._finite(delta, self._p_hi) / self.hi_factor - self.err_abs) + self.t
+        if self.lo_factor > 0:
+            low = self._tilde_inverse((self._finite(delta, self._p_lo) + self.err_abs) / self.lo_factor) - self.t
+        else:
+            low = 0.0  # the error terms say nothing: the lower bound is vacuous
         return Bounds(min(max(low, 0.0), est), est, max(up, est))

@@ -134,7 +134,7 @@ def gaussian(mu: float) -> PRV:
     cont = Continuous(-math.inf, math.inf, 1.0,
                       lambda t: ndtr((np.asarray(t) - m) / s),
                       lambda t: ndtr((m - np.asarray(t)) / s), m)
-    return PRV((), 0.0, cont, m, 1e-16 * m)
+    return PRV((), 0.0, cont, m, 1e-15 * m)
 
 
 def randomized_response(eps0: float) -> PRV:
@@ -142,7 +142,8 @@ def randomized_response(eps0: float) -> PRV:
     if eps0 == 0:
         return TRIVIAL
     p = 1.0 / (1.0 + math.exp(-eps0))
-    return PRV(((eps0, p), (-eps0, 1.0 - p)), 0.0, None, eps0 * math.tanh(eps0 / 2), 1e-16 * eps0)
+    return PRV(((eps0, p), (-eps0, 1.0 - p)), 0.0, None, eps0 * math.tanh(eps0 / 2),
+               1e-15 * eps0 * math.tanh(eps0 / 2))
 
 
 def approx_dp(eps0: float, delta0: float) -> PRV:
@@ -164,16 +165,32 @@ def laplace(eps0: float) -> PRV:
     lo_mass = 0.5 * math.exp(-e)
     mass = 0.5 * -math.expm1(-e)
 
-    def cdf(t: Array) -> Array:
+    def cdf(t: Array) -> Array:  # (e^{(t-e)/2} - e^{-e}) / 2 without cancellation (tiny eps0)
         t = np.clip(np.asarray(t, dtype=float), -e, e)
-        return 0.5 * np.exp((t - e) / 2) - lo_mass
+        u = (t + e) / 2
+        return np.where(u < 1.0, lo_mass * np.expm1(np.minimum(u, 1.0)), 0.5 * np.exp((t - e) / 2) - lo_mass)
 
     def sf(t: Array) -> Array:
         t = np.clip(np.asarray(t, dtype=float), -e, e)
         return -0.5 * np.expm1((t - e) / 2)
 
     cont = Continuous(-e, e, mass, cdf, sf, 0.0)
-    return PRV(((e, 0.5), (-e, lo_mass)), 0.0, cont, e + math.expm1(-e), 1e-16 * e)
+    mean = _e_plus_expm1(e)
+    return PRV(((e, 0.5), (-e, lo_mass)), 0.0, cont, mean, 1e-14 * mean)
+
+
+def _e_plus_expm1(e: float) -> float:
+    """e + e^{-e} - 1 >= 0 (the Laplace loss's mean) to a few ulps: the series
+    e^2/2 - e^3/6 + ... where the closed form would cancel."""
+    if e >= 0.5:
+        return e + math.expm1(-e)  # cancels at most ~3 bits
+    term, total = e * e / 2, 0.0
+    for j in range(3, 40):  # e < 1/2: terms fall by at least 1/6 each
+        total += term
+        term *= -e / j
+        if abs(term) <= 1e-18 * total:
+            break
+    return total
 
 
 # ---------------------------------------------------------------- subsampling
@@ -214,10 +231,10 @@ def _l0_of_t(q: float, t: Array) -> Array:
             # sorted cell edges: each branch on its own slice
             i = int(np.searchsorted(t, 1.0, side="right"))
             out = np.empty_like(t)
-            out[:i] = np.log(np.expm1(t[:i]) + q) - math.log(q)
+            out[:i] = np.log1p(np.expm1(t[:i]) / q)
             out[i:] = t[i:] + np.log1p(-(1.0 - q) * np.exp(-t[i:])) - math.log(q)
             return out
-        small = np.log(np.expm1(t) + q) - math.log(q)
+        small = np.log1p(np.expm1(t) / q)
         big = t + np.log1p(-(1.0 - q) * np.exp(-np.maximum(t, 1.0))) - math.log(q)
     return np.where(t > 1.0, big, small)
 
@@ -403,7 +420,9 @@ def subsampled_laplace(eps0: float, q: float, order: str = "remove") -> PRV:
 
         def cdf(t: Array) -> Array:
             x = x_of(t)
-            return 0.5 * q * (np.exp(e * (x - 1.0)) - em) + 0.5 * (1.0 - q) * -np.expm1(-e * x)
+            ex = e * x  # q/2 (e^{e (x-1)} - e^{-e}) without cancellation or overflow
+            head_p0 = np.where(ex < 1.0, em * np.expm1(np.minimum(ex, 1.0)), np.exp(e * (x - 1.0)) - em)
+            return 0.5 * q * head_p0 + 0.5 * (1.0 - q) * -np.expm1(-ex)
 
         def sf(t: Array) -> Array:
             x = x_of(t)
@@ -417,9 +436,9 @@ def subsampled_laplace(eps0: float, q: float, order: str = "remove") -> PRV:
         cont = Continuous(t_minus, t_plus, 0.5 * -math.expm1(-e), cdf, sf,
                           0.5 * (t_minus + t_plus))
     else:
-        def cdf(t: Array) -> Array:
+        def cdf(t: Array) -> Array:  # (e^{-e x} - e^{-e}) / 2 without cancellation
             x = x_of(-np.asarray(t, dtype=float))
-            return 0.5 * (np.exp(-e * x) - em)
+            return -0.5 * np.exp(-e * x) * np.expm1(-e * (1.0 - x))
 
         def sf(t: Array) -> Array:
             x = x_of(-np.asarray(t, dtype=float))
