@@ -157,9 +157,8 @@ def test_closed_form_shortcut_agrees_with_fft_path(rows):
 
 
 def test_count_curve_with_capped_grid_still_contains_truth():
-    from prvgui.accounting.curves import epsilon_vs_count
     acc = Accountant([Row(Gaussian(3.0), 5000)], eps_error=0.01, n_max=2 ** 14, closed_forms=False)
-    cs, bounds = epsilon_vs_count(acc, 0, [10, 500, 5000], 1e-6)
+    cs, bounds = acc.epsilon_vs_count(0, [10, 500, 5000], 1e-6)
     for c, b in zip(cs, bounds):
         exact = ref.gaussian_epsilon(math.sqrt(c) / 3.0, 1e-6)
         assert b.lower <= exact <= b.upper

@@ -97,10 +97,9 @@ def test_power_of_band_matches_power_of_fft():
 
 def test_steps_curve_with_a_zero_count_matches_the_accountant():
     from prvgui.accounting import Accountant, Row
-    from prvgui.accounting.curves import epsilon_vs_count
     rows = [Row(SubsampledGaussian(1.0, 0.02), 3000), Row(Laplace(2.0), 20)]
     acc = Accountant(rows, eps_error=0.01)
-    cs, bounds = epsilon_vs_count(acc, 0, [0, 1500, 3000], 1e-5)
+    cs, bounds = acc.epsilon_vs_count(0, [0, 1500, 3000], 1e-5)
     alone = Accountant([rows[1]], eps_error=0.01).epsilon(1e-5)
     full = Accountant(rows, eps_error=0.01).epsilon(1e-5)
     assert bounds[0].lower <= alone.upper and alone.lower <= bounds[0].upper

@@ -64,7 +64,7 @@ def test_count_is_largest_that_fits():
 def test_other_parameters(param, mech, inc):
     k, target = 50, 2.0
     c = calibrate([Row(mech, k)], 0, param, target, 1e-5)
-    from prvgui.accounting.record import replace
+    from dataclasses import replace
     assert upper([Row(replace(mech, **{param: c.value}), k)]) <= target
     if not c.at_bound:
         worse = c.value * 1.01 if inc else c.value / 1.01

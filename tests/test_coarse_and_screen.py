@@ -10,9 +10,11 @@ import pytest
 import references as ref
 
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
-from prvgui.accounting import accountant as accountant_mod
+from prvgui.accounting.pipeline import error_level
+from prvgui.accounting import pipeline as pipeline_mod
 from prvgui.accounting.discretize import coarse_plan, coupling_failure, discretize
-from prvgui.accounting.prv import gaussian, subsampled_gaussian
+from prvgui.accounting.kinds.gaussian import gaussian_prv as gaussian
+from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv as subsampled_gaussian
 
 
 @pytest.mark.parametrize("prv", [gaussian(0.05), subsampled_gaussian(0.8, 0.01, "remove"),
@@ -70,7 +72,7 @@ def test_coarse_tails_in_use_and_the_bracket_holds(sigma, k):
 def test_coarse_tails_agree_with_fine_tails(monkeypatch):
     rows = [Row(SubsampledGaussian(0.9, 0.02), 3000), Row(Gaussian(20.0), 500)]
     coarse = Accountant(rows).epsilon(1e-6)
-    monkeypatch.setattr(accountant_mod, "coarse_plan", lambda *a: (0.0, 1))
+    monkeypatch.setattr(pipeline_mod, "coarse_plan", lambda *a: (0.0, 1))
     fine = Accountant(rows).epsilon(1e-6)
     assert coarse.lower <= fine.upper and fine.lower <= coarse.upper
     assert abs(coarse.estimate - fine.estimate) < 1e-3
@@ -95,7 +97,7 @@ def test_screening_keeps_the_bracket_of_both_orders(sigma, q, k):
     full = next(x for x in both.error_budget(1e-5) if x["order"] == "add")
     if screened:  # the add order was dominated: its coarse bracket lies below the remove order's
         assert screened[0]["order"] == "add" and screened[0]["eps_error_used"] == pytest.approx(0.1)
-        add_side = both._side("add", both._level(1e-5)).profile.epsilon(1e-5)
+        add_side = both._side("add", error_level(1e-5)).profile.epsilon(1e-5)
         assert add_side.upper <= b.lower
     else:
         assert full["eps_error_used"] == pytest.approx(0.01)
@@ -107,5 +109,5 @@ def test_screening_skips_the_dominated_order_for_dpsgd():
     built = {(o, sc) for o, _, _, sc in acc._cache}
     assert built == {("remove", False), ("add", True)}
     # asking for curves (both orders) builds the add order in full
-    acc.profiles(acc._level(1e-5))
-    assert ("add", acc._level(1e-5), False, False) in acc._cache
+    acc.profiles(error_level(1e-5))
+    assert ("add", error_level(1e-5), False, False) in acc._cache

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from prvgui.accounting import (Accountant, Gaussian, Laplace, RandomizedResponse, Row,
                                SubsampledLaplace)
 from prvgui.accounting.compose import compose
-from prvgui.accounting.curves import epsilon_vs_count
 from prvgui.accounting.discretize import discretize
 from prvgui.accounting.profile import CertifiedProfile
 from prvgui.accounting.record import replace
@@ -103,7 +102,7 @@ def test_steps_curve_of_a_long_laplace_composition():
     """The steps curve had lower > truth at 7 of 11 counts from 3.3e7 on."""
     acc = Accountant([Row(Laplace(1.5e6), 10**9)])
     counts = np.unique(np.geomspace(1e6, 1e9, 11).astype(np.int64))
-    cs, bounds = epsilon_vs_count(acc, 0, counts, 1e-5)
+    cs, bounds = acc.epsilon_vs_count(0, counts, 1e-5)
     for c, b in zip(cs, bounds):
         lo, up = (r.epsilon(1e-5) for r in ref.laplace_bracket(1.5e6, int(c)))
         assert b.lower <= lo and b.upper >= up, (c, b, lo, up)

@@ -225,3 +225,13 @@ def test_build_and_run_the_bundle(tmp_path):
     s = run("--screenshot", str(shot), str(EXAMPLES / "mixed.json"), timeout=180)
     assert s.returncode == 0, s.stderr
     assert _png_size(shot) == (1280, 800)
+
+
+def test_every_package_of_the_source_tree_is_listed_for_installation():
+    """pyproject.toml lists the packages by name: a new subpackage (e.g. accounting/kinds) that is
+    missing there works in a checkout and is absent from an installed prvgui."""
+    import tomllib
+    root = Path(__file__).resolve().parent.parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "prvgui").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)

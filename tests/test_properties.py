@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from prvgui.accounting import (Accountant, ApproxDP, Gaussian, Laplace, PureDP, Row, SubsampledGaussian,
                                SubsampledLaplace)
+from prvgui.accounting.pipeline import error_level
 
 import references as ref
 
@@ -69,7 +70,7 @@ def test_both_orders_covered(sigma, q, k, delta):
     error level the answer used); screening may only tighten its upper end."""
     acc = Accountant([Row(SubsampledGaussian(sigma, q), k)])
     b = acc.epsilon(delta)
-    level, ext = acc._used.get(delta, acc._level(delta)), delta in acc._used
+    level, ext = acc._used.get(delta, error_level(delta)), delta in acc._used
     per_order = [acc._side(o, level, extended=ext).profile.epsilon(delta) for o in acc.orders]
     assert len(per_order) == 2
     assert b.lower == max(p.lower for p in per_order)
@@ -91,7 +92,7 @@ def test_epsilon_from_the_tail_sums_alone_matches_the_full_sums(mech, k, delta):
     """An epsilon query computes the suffix sums of the composed pmf only above an index
     (profile._start) that no answer lies below; the answer is that of the full sums, exactly."""
     acc = Accountant([Row(mech, k)], closed_forms=False)
-    for prof in acc.profiles(acc._level(delta)):
+    for prof in acc.profiles(error_level(delta)):
         lazy = prof.epsilon(delta)
         start = prof._from
         prof._ensure(0)
@@ -101,7 +102,7 @@ def test_epsilon_from_the_tail_sums_alone_matches_the_full_sums(mech, k, delta):
 
 def test_epsilon_query_skips_the_bulk_of_the_suffix_sums():
     acc = Accountant([Row(SubsampledGaussian(0.8, 0.01), 10_000)], screen=False)
-    for prof in acc.profiles(acc._level(1e-5)):
+    for prof in acc.profiles(error_level(1e-5)):
         prof.epsilon(1e-5)
         assert prof._from > prof.y.size // 2
 

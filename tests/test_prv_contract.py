@@ -139,9 +139,13 @@ def test_cdf_and_sf_hold_the_accuracy_discretize_assumes(kind, params, order):
     import mpmath as mp
 
     from prvgui.accounting.discretize import CDF_ULPS
-    from prvgui.accounting.prv import gaussian, laplace, subsampled_gaussian, subsampled_laplace
-    build = {"gaussian": gaussian, "laplace": laplace,
-             "sg": lambda *a: subsampled_gaussian(*a, order), "sl": lambda *a: subsampled_laplace(*a, order)}
+    from prvgui.accounting.kinds.gaussian import gaussian_prv
+    from prvgui.accounting.kinds.laplace import laplace_prv
+    from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv
+    from prvgui.accounting.kinds.subsampled_laplace import subsampled_laplace_prv
+    build = {"gaussian": gaussian_prv, "laplace": laplace_prv,
+             "sg": lambda *a: subsampled_gaussian_prv(*a, order),
+             "sl": lambda *a: subsampled_laplace_prv(*a, order)}
     prv = build[kind](*params)
     c, (ref_cdf, ref_sf) = prv.cont, _mp_tails(kind, params, order)
     lo, hi = c.lower_cut(1e-290), c.upper_cut(1e-290)

@@ -1,12 +1,9 @@
 """record.Record: the frozen value types' base behaves like a frozen dataclass where the
 package relies on it (construction, validation, immutability, equality, fields, replace)."""
-import copy
-import pickle
 from typing import ClassVar
 
 import pytest
 
-from prvgui.accounting import Gaussian, Row, SubsampledGaussian
 from prvgui.accounting.record import MISSING, FrozenError, Record, fields, replace
 
 
@@ -65,11 +62,3 @@ def test_frozen_equal_hashable_and_replace():
     with pytest.raises(TypeError, match="no field"):
         replace(p, w=1)
     assert repr(p) == "Point(x=1.0, y=2)"
-
-
-def test_mechanisms_and_rows_survive_copy_and_pickle():
-    row = Row(SubsampledGaussian(0.8, 0.01), 100)
-    for clone in (copy.deepcopy(row), pickle.loads(pickle.dumps(row))):
-        assert clone == row and hash(clone) == hash(row)
-    assert Gaussian(2.0).params() == {"sigma": 2.0, "sensitivity": 1.0}
-    assert replace(Gaussian(2.0), sigma=3.0) == Gaussian(3.0)

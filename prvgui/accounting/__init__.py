@@ -8,14 +8,14 @@ from .heap import keep_freed_memory, pause_collection, resume_collection
 _state = pause_collection()  # no collections while NumPy and the package are imported (heap.py)
 try:
     from .accountant import Accountant
-    from .mechanisms import (MECHANISM_KINDS, ApproxDP, Gaussian, Laplace, Mechanism, PureDP,
-                             RandomizedResponse, Row, SubsampledGaussian, SubsampledLaplace,
+    from .mechanisms import (MECHANISM_KINDS, ApproxDP, Gaussian, Laplace, Mechanism, Neighbouring,
+                             PureDP, RandomizedResponse, Row, SubsampledGaussian, SubsampledLaplace,
                              mechanism_from_params)
     from .profile import Bounds
 finally:
     resume_collection(_state)
 
-__all__ = ["Accountant", "Bounds", "Row", "Mechanism", "MECHANISM_KINDS", "mechanism_from_params",
+__all__ = ["Accountant", "Bounds", "Row", "Mechanism", "MECHANISM_KINDS", "Neighbouring", "mechanism_from_params",
            "Gaussian", "Laplace", "RandomizedResponse", "PureDP", "ApproxDP",
            "SubsampledGaussian", "SubsampledLaplace"]
 

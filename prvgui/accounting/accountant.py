@@ -1,37 +1,23 @@
 """The PRV accountant: certified epsilon(delta) and delta(epsilon) for any composition.
 
-Method (Gopi, Lee, Wutschitz 2021, Thm 5.5, made explicit): for a total count
-K = sum_i k_i and coupling distance t = 0.92 * eps_error we take the mesh
+Each order of the neighbouring pair is composed by the certified pipeline (pipeline.py: mesh,
+tail cuts, discretisation, composition, certificate) at an error level chosen from the query
+(``pipeline.error_level``); nothing here is tuned on examples, and the reported
+``error_budget`` lists every term.
 
-    h = 0.96 t * sqrt(2 / (K log(1/E_h)))
+Closed forms take precedence where they exist (every row a Gaussian mechanism: mu composes
+exactly; one homogeneous pure/approximate-DP pair: the binomial formula of Kairouz, Oh and
+Viswanath); the FFT path covers everything else.
 
-so that, by Hoeffding's inequality on the K independent discretisation errors
-(each in an interval of width h, mean zero up to the computed ``bias``), the
-discretised sum differs from the true sum by more than t with probability at
-most E_h. The other 4% of t pays for coarse cells in the rows' far tails, where
-only a few of the K draws land (discretize.py: union bound on their number).
-Row tails are cut at tau_i = E_tr (1 - delta_i) / (2K) per side (a
-union bound over all K draws), and the composition window is chosen by
-Chernoff's bound with mass E_w. With E = E_h + E_tr + E_w + float round-off,
-``CertifiedProfile`` turns the estimate into bounds that hold for the true
-curve. Nothing here is tuned on examples: every term is computed from the
-actual discretised rows, and the reported ``error_budget`` lists them.
+Both orders of an add/remove pair are composed when a row is asymmetric (Poisson
+subsampling); delta is the maximum over the two (ACCOUNTING.md). A single query composes the
+second order coarsely first and skips its fine build when that coarse bracket lies below the
+first order's (``_deciding``).
 
-Closed forms take precedence where they exist (every row Gaussian: mu composes
-exactly; one homogeneous pure/approximate-DP row: the binomial formula of
-Kairouz, Oh and Viswanath); the FFT path covers everything else.
-
-Both orders of an add/remove pair are composed when a row is asymmetric
-(Poisson subsampling); delta is the maximum over the two (ACCOUNTING.md). A single
-query composes the second order coarsely first and skips its fine build when that
-coarse bracket lies below the first order's (``_deciding``).
-
-Up to 6% of eps_error goes to reading the result on a coarser mesh
-(compose.py, aggregation); the remaining 2% is the slack for the additive error E; its size
-E = delta * 1e-6 keeps the epsilon bracket within 2 * eps_error except on
-extremely flat curves, which the accountant detects and then recomputes with
-a smaller E. Where float64 cannot reach the required E (delta below ~1e-11 on
-large grids) the bound widens honestly, up to +inf, never down.
+The additive error E = delta * 1e-6 keeps the epsilon bracket within 2 * eps_error except on
+extremely flat curves, which the accountant detects and then recomputes with a smaller E.
+Where float64 cannot reach the required E (delta below ~1e-11 on large grids) the bound
+widens honestly, up to +inf, never down, with a warning that names the cause.
 """
 from __future__ import annotations
 
@@ -41,21 +27,18 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .compose import (INTERRUPTIBLE_SIZE, MAX_COARSENING, N_MAX, Cancelled, GridTooLarge, compose,
-                      grid_exhausted, interruptible)
-from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure, discretize
-from .mechanisms import Row
+from .compose import INTERRUPTIBLE_SIZE, N_MAX, Cancelled, compose, interruptible
+from .kinds.base import ORDERS
+from .mechanisms import Neighbouring, Row
+from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
+from .sweep import check_counts, sweep
 
-NEIGHBOURING = ("add_remove",)
-#: fractions of eps_error spent on the coupling distance t and on aggregation
-T_FRACTION = 0.92
-AGG_FRACTION = 0.06
+#: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
+NEIGHBOURING = (Neighbouring.ADD_REMOVE,)
 DEFAULT_EPS_ERROR = 0.01
 #: the second order of the pair is first composed this much coarser (``Accountant._deciding``)
 SCREEN = 10.0
-#: kinds whose homogeneous composition has the exact (binomial) closed form
-_PURE_KINDS = ("randomized_response", "pure_dp", "approx_dp")
 
 
 def check_eps_error(eps_error: object) -> float:
@@ -107,8 +90,8 @@ class _Joint:
         return report
 
 
-def _rows_prvs(rows: Sequence[Row], order: str):
-    return [(r.mechanism.prv(order), r.count) for r in rows if r.count > 0
+def _rows_prvs(rows: Sequence[Row], order: str, neighbouring: Neighbouring):
+    return [(r.mechanism.prv(order, neighbouring), r.count) for r in rows if r.count > 0
             and not r.mechanism.is_trivial()]
 
 
@@ -132,21 +115,20 @@ class Accountant:
     """
 
     def __init__(self, rows: Sequence[Row], eps_error: float = DEFAULT_EPS_ERROR,
-                 neighbouring: str = "add_remove",
+                 neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
                  cancel: Callable[[], bool] | None = None,
                  n_max: int = N_MAX, closed_forms: bool = True, screen: bool = True) -> None:
         self.rows = [r if isinstance(r, Row) else Row(*r) for r in rows]
         self.eps_error = check_eps_error(eps_error)
-        if neighbouring not in NEIGHBOURING:
-            raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
-        self.neighbouring = neighbouring
+        self.neighbouring = Neighbouring.parse(neighbouring)
+        if self.neighbouring not in NEIGHBOURING:
+            raise ValueError(f"neighbouring {self.neighbouring.value!r} is not supported yet")
         self.cancel = cancel
         self.n_max = n_max
         self.closed_forms = closed_forms
         self.screen = screen
-        self.orders = ["remove"]
-        if any(not r.mechanism.symmetric for r in self.rows if r.count > 0):
-            self.orders.append("add")
+        needed = {o for r in self.rows if r.count > 0 for o in r.mechanism.orders(self.neighbouring)}
+        self.orders = [o for o in ORDERS if o in needed] or ["remove"]
         #: (order, error level, long double, screen) -> side
         self._cache: dict[tuple[str, float, bool, bool], _Side] = {}
         #: the largest eps_error actually achieved (above eps_error when the grid was capped)
@@ -234,62 +216,36 @@ class Accountant:
 
     def _build(self, order: str, err: float, progress=None, extended: bool = False,
                screen: bool = False) -> _Side:
-        prvs = _rows_prvs(self.rows, order)
+        prvs = _rows_prvs(self.rows, order, self.neighbouring)
         if not prvs:
             return _Side(None, {"trivial": True})
-        scale = SCREEN if screen else 1.0
-        while True:
-            try:
-                # in a helper thread when cancellable, so that a cancel returns at once even
-                # in the middle of a long numpy call (discretising millions of cells)
-                side = interruptible(self._build_at, prvs, order, err, scale, progress, extended,
-                                     cancel=self.cancel, size=INTERRUPTIBLE_SIZE)
-                if screen:
-                    side.budget["screen"] = True
-                else:
-                    with self._lock:  # the two orders may be built in parallel threads
-                        self.eps_error_used = max(self.eps_error_used, scale * self.eps_error)
-                return side
-            except GridTooLarge as exc:
-                # coarsen so that the window fits in n_max points; the bracket widens
-                # in proportion (reported in the budget and in ``warnings``)
-                h_now = self._mesh(prvs, err, scale)
-                needed = exc.width / (0.9 * self.n_max)
-                new_scale = scale * max(needed / h_now, 1.05)
-                if new_scale > MAX_COARSENING:
-                    raise grid_exhausted(exc.width, new_scale * self.eps_error, self.n_max) from None
-                scale = new_scale
-
-    def _mesh(self, prvs, err: float, scale: float) -> float:
-        t = scale * T_FRACTION * self.eps_error
         k_total = sum(k for _, k in prvs)
-        return (1 - COARSE_SHARE) * t * math.sqrt(2.0 / (k_total * math.log(4.0 / err)))
+
+        def build(scale: float) -> _Side:
+            # in a helper thread when cancellable, so that a cancel returns at once even in the
+            # middle of a long numpy call (discretising millions of cells)
+            return interruptible(self._build_at, prvs, order, err, scale, progress, extended,
+                                 cancel=self.cancel, size=INTERRUPTIBLE_SIZE)
+        side, scale = coarsened(build, self.eps_error, k_total, err, self.n_max,
+                                SCREEN if screen else 1.0)
+        if screen:
+            side.budget["screen"] = True
+        else:
+            self._widened_to(scale * self.eps_error)
+        return side
+
+    def _widened_to(self, eps_error: float) -> None:
+        with self._lock:  # the two orders may be built in parallel threads
+            self.eps_error_used = max(self.eps_error_used, eps_error)
 
     def _build_at(self, prvs, order: str, err: float, scale: float, progress,
                   extended: bool = False) -> _Side:
-        t = scale * T_FRACTION * self.eps_error
-        k_total = sum(k for _, k in prvs)
-        e_tr = e_w = err / 4
-        h = self._mesh(prvs, err, scale)
-        plan = coarse_plan(t, h, k_total, err)
-        discs: list[tuple[DiscretePRV, int]] = []
-        for prv, k in prvs:
-            if self.cancel is not None and self.cancel():
-                raise Cancelled("computation cancelled")
-            tau = e_tr * prv.finite_mass / (2.0 * k_total)
-            discs.append((discretize(prv, h, tau, self.n_max, plan), k))
-        composed = compose(discs, e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
-                           agg_max=scale * AGG_FRACTION * self.eps_error, extended=extended)
-        fail, terms = coupling_failure(discs, t, h)
-        prof = CertifiedProfile(composed, t, fail, discs)
-        budget = {"order": order, "t": t, "h": h, "K": k_total, "eps_error_used": scale * self.eps_error,
-                  "n_fft": composed.parts.get("n", 1), "decimation": composed.parts.get("decimation", 1),
-                  **terms, "coarse_cells": plan[1], "window": composed.parts.get("window", 0.0),
-                  "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
-                  "fp_rel": composed.err_rel, "mass_rel": sum(k * d.mass_rel for d, k in discs),
-                  "total_rel": prof.err_rel, "total_abs": prof.err_abs,
-                  "long_double": extended}
-        return _Side(prof, budget)
+        plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
+        discs = discretize_rows(prvs, plan, self.n_max, self.cancel)
+        composed = compose(discs, plan.e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
+                           agg_max=plan.agg_max, extended=extended)
+        prof, budget = certify(composed, discs, plan)
+        return _Side(prof, {"order": order, **budget, "long_double": extended})
 
     @property
     def warnings(self) -> list[str]:
@@ -313,7 +269,7 @@ class Accountant:
             return None
         if v is None or math.isnan(v):
             return None
-        gauss = all(r.mechanism.kind in ("gaussian", "subsampled_gaussian") for r in self.rows
+        gauss = all(r.mechanism.gaussian_mu() is not None for r in self.rows
                     if r.count > 0 and not r.mechanism.is_trivial())
         rel = 1e-9 if gauss else 1e-6
         if math.isinf(v):
@@ -327,15 +283,10 @@ class Accountant:
         active = [r.mechanism for r in self.rows if r.count > 0 and not r.mechanism.is_trivial()]
         if not active:
             return False
-        if all(m.kind == "gaussian" or (m.kind == "subsampled_gaussian" and m.sampling_rate == 1)
-               for m in active):
+        if all(m.gaussian_mu() is not None for m in active):
             return True
-        return all(m.kind in _PURE_KINDS for m in active) and len({m.eps_delta() for m in active}) == 1
-
-    @staticmethod
-    def _level(delta: float) -> float:
-        """Error level for a delta target: 1e-6 * delta rounded down to a power of ten."""
-        return 10.0 ** math.floor(math.log10(max(delta * 1e-6, 1e-300)))
+        pairs = {m.exact_eps_delta() for m in active}
+        return None not in pairs and len(pairs) == 1
 
     # ------------------------------------------------------------ queries
     def epsilon(self, delta: float, progress=None) -> Bounds:
@@ -346,7 +297,7 @@ class Accountant:
         exact = self._exact(delta, True)
         if exact is not None:
             return exact
-        level = self._level(delta)
+        level = error_level(delta)
         res = self._epsilon_at(delta, level, progress)
         if res.upper - res.lower > 2 * self.eps_error_used:
             # retry with a smaller additive error, the FFTs of the rows in long double
@@ -411,9 +362,9 @@ class Accountant:
         lvl = 1e-12 if level is None else level
         out, sides = self._delta_curve_at(eps, lvl, progress)
         est_min = float(np.min(out[1])) if out[1].size else 1.0
-        if level is None and 0 < est_min < 1e-6 and self._level(est_min) < lvl:
+        if level is None and 0 < est_min < 1e-6 and error_level(est_min) < lvl:
             # refine where the additive error is not small against the answer
-            lvl = self._level(est_min)
+            lvl = error_level(est_min)
             out, sides = self._delta_curve_at(eps, lvl, progress)
         # where round-off dominates at the curve's small end: the rows' transforms in long
         # double (as the epsilon query's retry does)
@@ -452,10 +403,36 @@ class Accountant:
         return (f"its additive error {err:.1g} (float64 round-off of the composition) is not small "
                 "against delta")
 
+    def epsilon_vs_count(self, row_index: int, counts: Sequence[int], delta: float,
+                         progress=None) -> tuple[np.ndarray, list[Bounds]]:
+        """Certified epsilon(delta) for each count of row ``row_index``, the other rows fixed
+        (sweep.py); returns the counts (sorted, unique) and their bounds."""
+        delta = check_delta(delta)
+        if isinstance(row_index, bool) or not isinstance(row_index, (int, np.integer)) \
+                or not 0 <= row_index < len(self.rows):
+            raise ValueError(f"row index must be in [0, {len(self.rows) - 1}], got {row_index!r}")
+        cs = check_counts(counts)
+        others = [r for i, r in enumerate(self.rows) if i != row_index]
+        mech = self.rows[row_index].mechanism
+        inf = Bounds(math.inf, math.inf, math.inf)
+        if any(r.count > 0 and r.mechanism.is_blatant() for r in others):
+            return cs, [inf] * cs.size
+        if mech.is_blatant():  # any run reveals the record; without it, the others' epsilon
+            active = [r for r in others if r.count > 0 and not r.mechanism.is_trivial()]
+            base = Accountant(active, self.eps_error, self.neighbouring, cancel=self.cancel,
+                              n_max=self.n_max).epsilon(delta) if active else Bounds(0.0, 0.0, 0.0)
+            return cs, [inf if c > 0 else base for c in cs]
+        orders = [(_rows_prvs(others, o, self.neighbouring),
+                   None if mech.is_trivial() else mech.prv(o, self.neighbouring)) for o in self.orders]
+        bounds, used = sweep(orders, cs, delta, error_level(delta), self.eps_error, self.n_max,
+                             self.cancel, progress)
+        self._widened_to(used)
+        return cs, bounds
+
     def error_budget(self, delta: float) -> list[dict]:
         """The error terms behind epsilon(delta), one dict per order of the pair."""
         delta = check_delta(delta)
-        level = self._used.get(delta, self._level(delta))
+        level = self._used.get(delta, error_level(delta))
         ext = delta in self._used
         out = []
         for o in self.orders:

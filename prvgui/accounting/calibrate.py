@@ -16,26 +16,36 @@ epsilon-vs-count machinery, many counts per FFT.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from .accountant import Accountant, check_delta, check_eps_error
 from .compose import Cancelled
-from .curves import epsilon_vs_count
-from .mechanisms import Row
+from .kinds.base import Search
+from .mechanisms import MAX_COUNT, Row, kind_class
 from .profile import Bounds
-from .record import replace
 
-#: parameter -> (kinds it applies to, True if epsilon increases with the value, search range)
-PARAMETERS: dict[str, tuple[tuple[str, ...], bool, tuple[float, float]]] = {
-    "sigma": (("gaussian", "subsampled_gaussian"), False, (0.05, 1e7)),
-    "scale": (("laplace", "subsampled_laplace"), False, (0.01, 1e7)),
-    "sampling_rate": (("subsampled_gaussian", "subsampled_laplace"), True, (1e-9, 1.0)),
-    "epsilon": (("pure_dp", "randomized_response", "approx_dp"), True, (1e-6, 50.0)),
-    "count": (tuple(), True, (1, 10 ** 9)),
-}
+#: how a count is searched (every kind has one)
+COUNT_SEARCH = Search(True, 1, MAX_COUNT)
+
+
+def search_spec(kind: str, parameter: str) -> Search:
+    """How ``parameter`` of a ``kind`` row is searched (its kind's ``param`` declaration)."""
+    if parameter == "count":
+        return COUNT_SEARCH
+    spec = kind_class(kind).param_specs().get(parameter)
+    if spec is None or spec.search is None:
+        raise ValueError(f"parameter must be one of {', '.join(parameters_for(kind))} for a "
+                         f"{kind} row, got {parameter!r}")
+    return spec.search
+
+
+def parameters_for(kind: str) -> list[str]:
+    """The parameters of a kind that calibration can solve for, then ``count``."""
+    specs = kind_class(kind).param_specs()
+    return [name for name, p in specs.items() if p.search is not None] + ["count"]
 
 
 @dataclass(frozen=True)
@@ -67,10 +77,11 @@ def rows_with(rows: list[Row], row_index: int, parameter: str, value: float) -> 
     return list(rows[:row_index]) + [new] + list(rows[row_index + 1:])
 
 
-def sweep_values(parameter: str, value: float, points: int = 19) -> list[float]:
+def sweep_values(kind: str, parameter: str, value: float, points: int = 19) -> list[float]:
     """Values around an answer: value/2 .. 2 value (log-spaced, inside the search range) or,
     for a count, whole numbers from 1 to 2 value; the answer itself included."""
-    lo, hi = PARAMETERS[parameter][2]
+    search = search_spec(kind, parameter)
+    lo, hi = search.lo, search.hi
     if parameter == "count":
         top = int(min(max(2 * value, 2), hi))
         grid = np.unique(np.rint(np.linspace(1, top, points)).astype(np.int64)).tolist()
@@ -86,7 +97,7 @@ def calibration_sweep(rows: list[Row], row_index: int, cal: Calibration, eps_err
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Epsilon bounds at cal.delta around a calibration's answer: (values, lower, estimate,
     upper), NaN where a value cannot be computed (e.g. it would need too fine a grid)."""
-    values = sweep_values(cal.parameter, cal.value, points)
+    values = sweep_values(rows[row_index].mechanism.kind, cal.parameter, cal.value, points)
     out = np.full((3, len(values)), np.nan)
     for k, v in enumerate(values):
         if progress is not None:
@@ -103,10 +114,6 @@ def calibration_sweep(rows: list[Row], row_index: int, cal: Calibration, eps_err
     return np.array(values, dtype=float), out[0], out[1], out[2]
 
 
-def parameters_for(kind: str) -> list[str]:
-    return [p for p, (kinds, _, _) in PARAMETERS.items() if p == "count" or kind in kinds]
-
-
 def calibrate(rows: list[Row], row_index: int, parameter: str, target_epsilon: float,
               delta: float, eps_error: float = 0.01,
               progress: Callable[[float, str], None] | None = None,
@@ -115,10 +122,7 @@ def calibrate(rows: list[Row], row_index: int, parameter: str, target_epsilon: f
     rows = list(rows)
     if not 0 <= row_index < len(rows):
         raise ValueError(f"row must be in [0, {len(rows) - 1}], got {row_index}")
-    kind = rows[row_index].mechanism.kind
-    if parameter not in PARAMETERS or parameter not in parameters_for(kind):
-        raise ValueError(f"parameter must be one of {', '.join(parameters_for(kind))} for a "
-                         f"{kind} row, got {parameter!r}")
+    search_spec(rows[row_index].mechanism.kind, parameter)  # raises for a parameter it cannot solve
     if isinstance(target_epsilon, bool) or not isinstance(target_epsilon, (int, float)) or \
             not math.isfinite(target_epsilon) or target_epsilon <= 0:
         raise ValueError(f"target epsilon must be a finite number > 0, got {target_epsilon!r}")
@@ -156,7 +160,8 @@ class _Ctx:
 
     # ------------------------------------------------------------ real parameters
     def run_real(self) -> Calibration:
-        _, increasing, (lo, hi) = PARAMETERS[self.parameter]
+        search = search_spec(self.rows[self.j].mechanism.kind, self.parameter)
+        increasing, lo, hi = search.increasing, search.lo, search.hi
         # "private end" p_end: the most private value; "public end" the least private
         p_end, q_end = (lo, hi) if increasing else (hi, lo)
         self._tick(0.02, "checking the search range")
@@ -231,7 +236,7 @@ class _Ctx:
                    else f"a single composition already gives epsilon up to {one.upper:.4g}")
             raise Infeasible(f"no count reaches epsilon {self.target:g} at delta {self.delta:g}: {why}")
         good, bad = 1, None
-        limit = PARAMETERS["count"][2][1]
+        limit = COUNT_SEARCH.hi
         # coarse stage (eps_error >= 0.1): bracket the count on the estimate, cheaply
         coarse = Accountant(self.rows, max(self.eps_error, 0.1), cancel=self.cancel)
         aim = self.target - 0.95 * self.eps_error
@@ -282,7 +287,7 @@ class _Ctx:
 
     def _count_bounds(self, acc: Accountant, counts) -> list[Bounds]:
         self.evals += 1
-        cs, bounds = epsilon_vs_count(acc, self.j, counts, self.delta)
+        cs, bounds = acc.epsilon_vs_count(self.j, counts, self.delta)
         lookup = dict(zip(cs.tolist(), bounds))
         return [lookup[int(c)] for c in counts]
 

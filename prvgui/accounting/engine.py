@@ -19,8 +19,9 @@ import numpy as np
 from . import comparisons as cmp
 from .accountant import Accountant, check_delta, check_eps_error, check_epsilon
 from .compose import Cancelled
-from .curves import epsilon_vs_count, pld_for_plot, tradeoff_bounds
+from .curves import pld_for_plot, tradeoff_bounds
 from .mechanisms import Row
+from .pipeline import error_level
 from .profile import Bounds
 
 __all__ = ["Request", "Result", "Curve", "compute", "Cancelled"]
@@ -126,7 +127,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                if request.epsilon is not None else {})
     profile = tradeoff = steps = pld = None
     inf_mass = 0.0
-    level = acc._level(request.delta)
+    level = error_level(request.delta)
     # both orders in full only when a curve needs them (a single query may have screened one out)
     profs = acc.profiles(level) if curves else []
     if request.profile_points > 0:
@@ -161,8 +162,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         step(0.7, "epsilon versus count")
         total = rows[request.steps_row].count
         counts = steps_counts(max(total, 1), request.steps_points)
-        cs, bounds = epsilon_vs_count(acc, request.steps_row, counts, request.delta,
-                                      progress=lambda f: step(0.7 + 0.28 * f, "epsilon versus count"))
+        cs, bounds = acc.epsilon_vs_count(request.steps_row, counts, request.delta,
+                                          progress=lambda f: step(0.7 + 0.28 * f, "epsilon versus count"))
         others = cmp.epsilon_vs_count(rows, request.steps_row, cs, request.delta)
         steps = Curve("count", cs.astype(float), {
             "lower": np.array([b.lower for b in bounds]),

@@ -9,39 +9,32 @@ model can map the events onto its own signals.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, Iterator, Mapping
 
-from ..accounting.mechanisms import MECHANISM_KINDS, Row, mechanism_from_params
+from ..accounting.mechanisms import MECHANISM_KINDS, Row, kind_class, mechanism_from_params
 from ..accounting.mechanisms import check_count as _check_count
-from ..accounting.record import fields as record_fields
 
 Listener = Callable[[str, object], None]
 
-#: default values for new rows of each kind (what the "Add" menu inserts)
-DEFAULT_PARAMS: dict[str, dict[str, float]] = {
-    "gaussian": {"sigma": 1.0, "sensitivity": 1.0},
-    "laplace": {"scale": 1.0, "sensitivity": 1.0},
-    "randomized_response": {"epsilon": 1.0},
-    "pure_dp": {"epsilon": 0.1},
-    "approx_dp": {"epsilon": 0.1, "delta": 1e-7},
-    "subsampled_gaussian": {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0},
-    "subsampled_laplace": {"scale": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0},
-}
+class _KindTitles(Mapping):
+    """kind -> its name for people, in menu order: a live view of the registry."""
 
-KIND_TITLES: dict[str, str] = {
-    "gaussian": "Gaussian",
-    "laplace": "Laplace",
-    "randomized_response": "Randomized response",
-    "pure_dp": "Pure ε-DP",
-    "approx_dp": "Approximate (ε, δ)-DP",
-    "subsampled_gaussian": "Subsampled Gaussian (DP-SGD step)",
-    "subsampled_laplace": "Subsampled Laplace",
-}
+    def __getitem__(self, kind: str) -> str:
+        return MECHANISM_KINDS[kind].title
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(MECHANISM_KINDS)
+
+    def __len__(self) -> int:
+        return len(MECHANISM_KINDS)
+
+
+KIND_TITLES: Mapping[str, str] = _KindTitles()
 
 
 def param_names(kind: str) -> list[str]:
     """Parameter names of a kind, in declaration order."""
-    return [f.name for f in record_fields(MECHANISM_KINDS[kind])]
+    return list(kind_class(kind).param_specs())
 
 
 def check_count(value: object, name: str = "count") -> int:
@@ -60,9 +53,8 @@ class RowSpec:
 
     @classmethod
     def default(cls, kind: str) -> "RowSpec":
-        if kind not in DEFAULT_PARAMS:
-            raise ValueError(f"kind must be one of {sorted(DEFAULT_PARAMS)}, got {kind!r}")
-        return cls(kind, dict(DEFAULT_PARAMS[kind]), 1, "")
+        """A new row of a kind, with the kind's initial parameters."""
+        return cls(kind, kind_class(kind).initial_params(), 1, "")
 
     def to_row(self) -> Row:
         mech = mechanism_from_params(self.kind, dict(self.params))
@@ -85,7 +77,7 @@ class RowSpec:
 
     def with_kind(self, kind: str) -> "RowSpec":
         """Change the kind, keeping parameters that the new kind shares."""
-        base = dict(DEFAULT_PARAMS[kind])
+        base = kind_class(kind).initial_params()
         for k, v in self.params.items():
             if k in base:
                 base[k] = v

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLa
 import pyqtgraph as pg  # after PySide6, so that pyqtgraph picks that binding
 
 from ..accounting import Row
-from ..accounting.calibrate import (PARAMETERS, Calibration, Infeasible, calibrate,
-                                    calibration_sweep, parameters_for)
-from ..accounting.mechanisms import MECHANISM_KINDS
+from ..accounting.calibrate import (Calibration, Infeasible, calibrate, calibration_sweep,
+                                    parameters_for, search_spec)
+from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_value, parse_number
 from .plot_base import BLUE, GREY, RED, pen
@@ -95,7 +95,7 @@ def parameter_title(kind: str, name: str) -> tuple[str, str, str]:
     if name == "count":
         return "Count", "runs (e.g. steps)", COUNT_TIP
     title, unit = field_text(kind, name)
-    description = MECHANISM_KINDS[kind].PARAMS.get(name, name)
+    description = kind_class(kind).param_specs()[name].help
     return title, unit, f"{description[0].upper()}{description[1:]}."
 
 
@@ -283,7 +283,7 @@ class CalibrateDialog(QDialog):
         self.answer_line.label.setFormat(f"{title} = {self._value_text(cal)}")
         # ε falls with σ: the top right and the bottom left of the plot are empty (rises with q:
         # top left, bottom right); the legend goes to the top, the answer's label to the bottom
-        increasing = PARAMETERS[cal.parameter][1]
+        increasing = search_spec(self.kind, cal.parameter).increasing
         self.legend.setOffset((10, 10) if increasing else (-10, 10))
         side = (0.0, 0.5) if increasing else (1.0, 0.5)
         self.answer_line.label.anchors = [side, side]  # pyqtgraph's InfLineLabel option
@@ -311,7 +311,7 @@ class CalibrateDialog(QDialog):
         self.parameter.setToolTip(tip)
         spec = self._row_spec()
         current = (spec.count if name == "count" else spec.params.get(name)) if spec is not None else None
-        increasing = PARAMETERS[name][1]
+        increasing = search_spec(self.kind, name).increasing
         sym = SHORT_NAMES.get(name, name)
         step = "one more run" if name == "count" else f"{sym} 1% {'larger' if increasing else 'smaller'}"
         now = "n/a" if current is None else fmt_count(current) if name == "count" else fmt_value(current)
@@ -409,7 +409,7 @@ class CalibrateDialog(QDialog):
         if cal.parameter == "count":
             return fmt_count(int(cal.value))
         # rounded towards the private side, so the printed number is a safe choice too
-        return fmt_bound(cal.value, 6, up=not PARAMETERS[cal.parameter][1])
+        return fmt_bound(cal.value, 6, up=not search_spec(self.kind, cal.parameter).increasing)
 
     def result_text(self, cal: Calibration) -> str:
         title, _, _ = parameter_title(self.kind, cal.parameter)

@@ -12,7 +12,7 @@ import math
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QVBoxLayout, QWidget)
 
-from ..accounting.mechanisms import MAX_COUNT
+from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT
 from ..document.model import RowSpec
 from .fmt import POISSON_NOTE, fmt, fmt_count, fmt_value, parse_number
 from .widgets import ErrorLabel, mark
@@ -110,7 +110,7 @@ class DpSgdDialog(QDialog):
         err = field = None
         try:
             q, steps = dpsgd_schedule(v["dataset"], v["batch"], v["epochs"])
-            row = RowSpec("subsampled_gaussian", {"sigma": v["sigma"], "sampling_rate": q,
+            row = RowSpec(DPSGD_KIND, {"sigma": v["sigma"], "sampling_rate": q,
                                                   "sensitivity": 1.0}, steps,
                           f"DP-SGD: N={fmt_value(v['dataset'])}, batch {fmt_value(v['batch'])}, "
                           f"{fmt(v['epochs'], 6)} epochs")

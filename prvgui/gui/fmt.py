@@ -1,4 +1,5 @@
-"""Parsing typed text and formatting numbers for display. No Qt, no numerics.
+"""Parsing typed text and formatting numbers for display. No Qt, no numerics (the parameters'
+titles, units and symbols come from their kinds' declarations).
 
 User input is untrusted: ``parse_number`` never raises. Text that is not a number is
 returned unchanged, so that the document's own validation (``RowSpec.error()``) produces
@@ -9,29 +10,20 @@ from __future__ import annotations
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
-#: short symbols for parameter names, used in the table's summary column
-SYMBOLS = {"sigma": "σ", "sampling_rate": "q", "sensitivity": "Δ", "scale": "b",
-           "epsilon": "ε", "delta": "δ"}
-
-#: (title, unit) shown beside each form field; (kind, name) overrides name
-FIELD_TEXT: dict[object, tuple[str, str]] = {
-    "sigma": ("Noise σ", "std. dev., same units as Δ"),
-    ("subsampled_gaussian", "sigma"): ("Noise multiplier σ", "× clipping norm"),
-    "scale": ("Noise scale b", "Laplace scale, units of Δ"),
-    "sensitivity": ("Sensitivity Δ", "L2 norm"),
-    ("laplace", "sensitivity"): ("Sensitivity Δ", "L1 norm"),
-    ("subsampled_laplace", "sensitivity"): ("Sensitivity Δ", "L1 norm"),
-    "sampling_rate": ("Sampling rate q", "probability in [0, 1]"),
-    "epsilon": ("ε", "nats"),
-    "delta": ("δ", "probability in [0, 1]"),
-}
+from ..accounting.mechanisms import MECHANISM_KINDS
 
 POISSON_NOTE = "Poisson sampling (each record independently with probability q)"
 
 
+def _spec(kind: str, name: str):
+    cls = MECHANISM_KINDS.get(kind)
+    return None if cls is None else cls.param_specs().get(name)
+
+
 def field_text(kind: str, name: str) -> tuple[str, str]:
-    """(title, unit) for a parameter of a kind."""
-    return FIELD_TEXT.get((kind, name)) or FIELD_TEXT.get(name) or (name, "")
+    """(title, unit) for a parameter of a kind (its ``param`` declaration)."""
+    spec = _spec(kind, name)
+    return (spec.title, spec.unit) if spec is not None else (name, "")
 
 
 def parse_number(text: object) -> object:
@@ -113,7 +105,8 @@ def param_summary(kind: str, params: dict) -> str:
     """``σ=1.1, q=0.004267`` for the table's Parameters column."""
     parts = []
     for name, value in params.items():
-        sym = SYMBOLS.get(name, name)
+        spec = _spec(kind, name)
+        sym = spec.symbol if spec is not None else name
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         text = fmt(value, 6) if number else repr(value)
         parts.append(f"{sym}={text}")

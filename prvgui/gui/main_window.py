@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, Q
                                QWidget)
 
 from ..accounting.engine import Request
+from ..accounting.mechanisms import DPSGD_KIND
 from ..document.model import Document, RowSpec
 from .budget_view import BudgetView
 from .calibrate_dialog import CalibrateDialog
@@ -323,7 +324,7 @@ class MainWindow(QMainWindow):
     def open_dpsgd_helper(self) -> None:
         i = self.composition.current_row()
         row = self.doc.row(i) if i is not None else None
-        on_row = row is not None and row.kind == "subsampled_gaussian"
+        on_row = row is not None and row.kind == DPSGD_KIND
         initial = {k: v for k, v in self._dpsgd_settings().items() if v is not None}
         if on_row and isinstance(row.params.get("sigma"), (int, float)):
             initial["sigma"] = row.params["sigma"]
@@ -335,7 +336,7 @@ class MainWindow(QMainWindow):
         """Put a DP-SGD row from the helper into the selected subsampled Gaussian row (or a new row)."""
         i = self.composition.current_row()
         row = self.doc.row(i) if i is not None else None
-        if i is not None and row is not None and row.kind == "subsampled_gaussian":
+        if i is not None and row is not None and row.kind == DPSGD_KIND:
             label = new.label if not row.label or row.label.startswith("DP-SGD") else row.label
             params = {**row.params, **new.params, "sensitivity": row.params.get("sensitivity", 1.0)}
             self.editor.replace(i, RowSpec(row.kind, params, new.count, label), "DP-SGD helper on row")

@@ -10,10 +10,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QVBoxLayout, QWidget)
 
-from ..accounting.mechanisms import MECHANISM_KINDS
-from ..accounting.record import MISSING, fields
-from ..document.model import KIND_TITLES, Document, RowSpec, param_names
-from .fmt import POISSON_NOTE, error_field, field_text, fmt_value, parse_count, parse_number, same_value
+from ..accounting.mechanisms import kind_class
+from ..document.model import KIND_TITLES, Document, RowSpec
+from .fmt import POISSON_NOTE, error_field, fmt_value, parse_count, parse_number, same_value
 from .undo import Editor
 from .widgets import ErrorLabel, mark
 
@@ -117,19 +116,17 @@ class RowForm(QGroupBox):
         while self.layout_.rowCount() > 2:
             self.layout_.removeRow(2)
         self.params = {}
-        descriptions = MECHANISM_KINDS[kind].PARAMS
-        self._defaults = {f.name: f.default for f in fields(MECHANISM_KINDS[kind])
-                          if f.default is not MISSING}
-        for name in param_names(kind):
-            title, unit = field_text(kind, name)
-            f = _Field(unit, f"{descriptions.get(name, name)}. Typed as a number, e.g. 1e-3.")
+        cls = kind_class(kind)
+        self._defaults = cls.defaults()
+        for name, spec in cls.param_specs().items():
+            f = _Field(spec.unit, f"{spec.help[0].upper()}{spec.help[1:]}. Typed as a number, e.g. 1e-3.")
             f.edit.setObjectName(f"param_{name}")
             if name in self._defaults:
                 f.edit.setPlaceholderText(f"{fmt_value(self._defaults[name])} (default)")
             f.edit.textEdited.connect(lambda text, n=name: self._param_edited(n, text))
             f.edit.editingFinished.connect(self._end_session)
             self.params[name] = f
-            self.layout_.addRow(title, f)
+            self.layout_.addRow(spec.title, f)
         self.count = _Field("runs (e.g. steps)", COUNT_TIP)
         self.count.edit.setObjectName("count")
         self.count.edit.textEdited.connect(self._count_edited)
@@ -141,7 +138,7 @@ class RowForm(QGroupBox):
         self.note.setStyleSheet("color: #555;")
         if subsampled:
             self.layout_.addRow(self.note)
-        if kind == "subsampled_gaussian":
+        if cls.dpsgd_step:
             self.dpsgd = QPushButton("DP-SGD helper…")
             self.dpsgd.setToolTip("Fill sampling rate and steps from dataset size, batch size and epochs")
             self.dpsgd.clicked.connect(self.dpsgd_requested)

@@ -127,8 +127,8 @@ class CompositionModel(QAbstractTableModel):
             if bad:
                 return f"Invalid: {err}"
             if col == COL_KIND:
-                return (MECHANISM_KINDS[row.kind].__doc__ or "").strip().splitlines()[0] \
-                    if row.kind in MECHANISM_KINDS else None
+                cls = MECHANISM_KINDS.get(row.kind)
+                return (cls.__doc__ or "").strip().splitlines()[0] if cls is not None else None
             return HEADER_TIPS[col]
         if role == Qt.ItemDataRole.BackgroundRole:
             return ERROR_BRUSH if bad else None

@@ -226,10 +226,10 @@ def test_the_sweep_helpers():
     assert rows_with(rows, 0, "sigma", 2.5)[0].mechanism.sigma == 2.5
     assert rows_with(rows, 0, "count", 7)[0].count == 7
     assert rows == Document(SMALL).engine_rows()  # the input is not changed
-    values = sweep_values("sigma", 1.0)
+    values = sweep_values("gaussian", "sigma", 1.0)
     assert values[0] == pytest.approx(0.5) and values[-1] == pytest.approx(2.0) and values.count(1.0) == 1
-    assert max(sweep_values("sampling_rate", 0.8)) == 1.0  # clipped to the parameter's range
-    counts = sweep_values("count", 50)
+    assert max(sweep_values("subsampled_gaussian", "sampling_rate", 0.8)) == 1.0  # clipped to the parameter's range
+    counts = sweep_values("gaussian", "count", 50)
     assert counts[0] == 1 and counts[-1] == 100 and 50 in counts and all(isinstance(c, int) for c in counts)
 
 

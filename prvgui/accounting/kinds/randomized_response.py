@@ -1,0 +1,55 @@
+"""Binary randomized response: report the true bit with probability e^eps / (1 + e^eps).
+
+Its pair is the worst pair of every eps-DP mechanism (Kairouz, Oh, Viswanath 2015): the
+privacy loss is +-eps with probabilities 1/(1 + e^-eps) and 1/(1 + e^eps), the same under
+both orders; k runs compose exactly by the binomial formula. RDP: Mironov 2017, Table II.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import rdp as _rdp
+from ..gdp import randomized_response_mu2
+from ..prv import PRV, TRIVIAL
+from .base import EPSILON, Mechanism, param
+
+
+def randomized_response_prv(eps0: float) -> PRV:
+    """Y = +-eps0: the privacy loss of the eps0-DP pair."""
+    if eps0 == 0:
+        return TRIVIAL
+    p = 1.0 / (1.0 + math.exp(-eps0))
+    return PRV(((eps0, p), (-eps0, 1.0 - p)), 0.0, None, eps0 * math.tanh(eps0 / 2),
+               1e-15 * eps0 * math.tanh(eps0 / 2))
+
+
+@dataclass(frozen=True, slots=True)
+class RandomizedResponse(Mechanism):
+    """Binary randomized response reporting the true bit with probability e^eps/(1+e^eps)."""
+
+    kind = "randomized_response"
+    title = "Randomized response"
+    menu_order = 30
+
+    epsilon: float = param(EPSILON)
+
+    def is_trivial(self) -> bool:
+        return self.epsilon == 0
+
+    def _prv(self, order: str) -> PRV:
+        return randomized_response_prv(self.epsilon)
+
+    def eps_delta(self) -> tuple[float, float]:
+        return (self.epsilon, 0.0)
+
+    def exact_eps_delta(self) -> tuple[float, float]:
+        return (self.epsilon, 0.0)
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        return _rdp.rr_rdp(self.epsilon, orders)
+
+    def gdp_mu2(self) -> float:
+        return randomized_response_mu2(self.epsilon)

@@ -1,0 +1,147 @@
+"""The Poisson-subsampled Gaussian mechanism: one step of DP-SGD.
+
+Each record joins the batch independently with probability q; the sum of clipped gradients
+(clipping norm C) gets N(0, (sigma C)^2) noise. In units of C the base pair is
+P0 = N(1, s^2), Q0 = N(0, s^2) with s = sigma / sensitivity; the two orders of the add/remove
+pair differ (subsampling.py). Closed form only at q = 1 (the Gaussian). RDP at integer
+orders: the binomial expansion (remove) and log-space quadrature (add), the larger of the two
+(Mironov, Talwar, Zhang 2019). GDP/CLT: mu^2 = q^2 (e^{1/s^2} - 1) (Bu, Dong, Long, Su 2019).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import rdp as _rdp
+from ..prv import PRV, TRIVIAL, Continuous
+from ..special import ndtr
+from ..subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
+                           refined_breaks)
+from .base import SAMPLING_RATE, Mechanism, Param, Search, param
+from .gaussian import gaussian_prv
+
+Array = np.ndarray
+_LOG_SQRT2PI = 0.5 * math.log(2 * math.pi)
+
+
+def subsampled_gaussian_prv(s: float, q: float, order: str) -> PRV:
+    """Poisson-subsampled Gaussian (noise multiplier s, rate q), one order of the pair.
+
+    Base pair P0 = N(1, s^2), Q0 = N(0, s^2); l0(x) = (2x - 1) / (2 s^2).
+    remove: F_Y(t) = q Phi((x_t - 1)/s) + (1-q) Phi(x_t/s), x_t = s^2 l0(t) + 1/2.
+    add:    Y = -l(X), X ~ Q0, so F_Y(t) = Phi(-x_{-t}/s) for t < -log(1-q).
+    """
+    if q == 0:
+        return TRIVIAL
+    if math.isinf(s):
+        return blind_subsample(q, order)
+    if q == 1:
+        return gaussian_prv(1.0 / s)
+    s2 = s * s
+    cut = math.log1p(-q)
+
+    def x_of(t: Array) -> Array:
+        return s2 * l0_of_t(q, t) + 0.5
+
+    def integrand(which: str) -> Callable[[Array], Array]:
+        def f(z: Array) -> Array:  # psi or phi of L at x = s z, times the N(0, 1) density
+            lb = log_mix(q, (2 * s * z - 1.0) / (2 * s2))
+            return kl_integrand(which, lb, -0.5 * z * z - _LOG_SQRT2PI)
+        return f
+
+    zlo, zhi = -40.0, 40.0 + 1.0 / s
+    # where q e^{l0} crosses 1 - q: the loss bends there on a z-scale of s
+    zkink = (1.0 + 2.0 * s2 * (math.log1p(-q) - math.log(q))) / (2.0 * s)
+    if order == "remove":
+        def cdf(t: Array) -> Array:
+            t = np.asarray(t, dtype=float)
+            with np.errstate(invalid="ignore"):
+                x = x_of(t)
+                v = q * ndtr((x - 1.0) / s) + (1.0 - q) * ndtr(x / s)
+            return np.where(t <= cut, 0.0, v)
+
+        def sf(t: Array) -> Array:
+            t = np.asarray(t, dtype=float)
+            with np.errstate(invalid="ignore"):
+                x = x_of(t)
+                v = q * ndtr((1.0 - x) / s) + (1.0 - q) * ndtr(-x / s)
+            return np.where(t <= cut, 1.0, v)
+
+        mean, err = kl_pair(integrand("psi"), refined_breaks(zlo, zhi, [0.0, 1.0 / s, zkink], s))
+        centre = float(log_mix(q, np.array([0.5 / s2]))[0])
+        cont = Continuous(cut, math.inf, 1.0, cdf, sf, centre)
+    else:
+        def cdf(t: Array) -> Array:
+            t = np.asarray(t, dtype=float)
+            with np.errstate(invalid="ignore"):
+                v = ndtr(-x_of(-t) / s)
+            return np.where(t >= -cut, 1.0, v)
+
+        def sf(t: Array) -> Array:
+            t = np.asarray(t, dtype=float)
+            with np.errstate(invalid="ignore"):
+                v = ndtr(x_of(-t) / s)
+            return np.where(t >= -cut, 0.0, v)
+
+        mean, err = kl_pair(integrand("phi"), refined_breaks(zlo, zhi, [0.0, 1.0 / s, zkink], s))
+        centre = -float(log_mix(q, np.array([-0.5 / s2]))[0])
+        cont = Continuous(-math.inf, -cut, 1.0, cdf, sf, centre)
+    return PRV((), 0.0, cont, mean, err)
+
+
+@dataclass(frozen=True, slots=True)
+class SubsampledGaussian(Mechanism):
+    """Gaussian mechanism on a Poisson subsample (one DP-SGD step)."""
+
+    kind = "subsampled_gaussian"
+    title = "Subsampled Gaussian (DP-SGD step)"
+    menu_order = 60
+    dpsgd_step = True
+    symmetric = False
+
+    sigma: float = param(Param("Noise multiplier σ", "× clipping norm",
+                               "noise multiplier: noise standard deviation / clipping norm", "σ", 1.0,
+                               search=Search(False, 0.05, 1e7)))
+    sampling_rate: float = param(SAMPLING_RATE)
+    sensitivity: float = param(Param("Sensitivity Δ", "L2 norm",
+                                     "clipping norm in units of the noise scale (default 1)", "Δ", 1.0),
+                               default=1.0)
+
+    @property
+    def noise(self) -> float:
+        """s = sigma / sensitivity (inf: no noise relative to the sensitivity... see is_trivial)."""
+        return math.inf if self.sigma == 0 else self.sigma / self.sensitivity
+
+    def is_trivial(self) -> bool:
+        return self.sampling_rate == 0 or self.sensitivity == 0
+
+    def is_blatant(self) -> bool:
+        return self.sigma == 0 and self.sampling_rate == 1 and not self.is_trivial()
+
+    def _prv(self, order: str) -> PRV:
+        return subsampled_gaussian_prv(self.noise, self.sampling_rate, order)
+
+    def gaussian_mu(self) -> float | None:
+        return 1.0 / self.noise if self.sampling_rate == 1 else None
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        q, s = self.sampling_rate, self.sigma / self.sensitivity
+        c = 0.5 / (s * s) if s * s > 0 else math.inf
+        out = np.full(orders.shape, math.inf)
+        if q == 1:
+            return orders * c
+        if c < math.inf:
+            for i in np.flatnonzero(orders == np.round(orders)):
+                k = int(orders[i])
+                j = np.arange(k + 1)
+                out[i] = max(_rdp.subsampled_remove(k, q, (j * j - j) * c), _rdp.subsampled_gaussian_add(k, s, q))
+        return out
+
+    def gdp_mu2(self) -> float:
+        q, s = self.sampling_rate, self.sigma / self.sensitivity
+        u = 1 / (s * s) if s * s > 0 else math.inf
+        with np.errstate(over="ignore"):
+            return u if q == 1 else q * q * float(np.expm1(u))

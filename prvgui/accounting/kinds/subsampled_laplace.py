@@ -1,0 +1,147 @@
+"""The Poisson-subsampled Laplace mechanism.
+
+Each record joins the sample independently with probability q; the query (L1 sensitivity
+Delta) gets Laplace(b) noise. In units of Delta the base pair is P0 = Lap(1, 1/eps0),
+Q0 = Lap(0, 1/eps0), eps0 = Delta / b; the loss l0(x) = eps0 (|x| - |x - 1|) is constant
+outside [0, 1], which gives each order two atoms. The two orders differ (subsampling.py).
+It is eps'-DP with eps' = log(1 + q (e^eps0 - 1)) (amplification by subsampling). RDP at
+integer orders: binomial expansion (remove) and quadrature (add), capped by eps'-DP's.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import rdp as _rdp
+from ..prv import PRV, TRIVIAL, Continuous
+from ..subsampling import blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix, refined_breaks
+from .base import L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING_RATE, Mechanism, param, ratio
+from .laplace import laplace_prv
+
+Array = np.ndarray
+
+
+def subsampled_laplace_prv(eps0: float, q: float, order: str) -> PRV:
+    """Poisson-subsampled Laplace (eps0 = sensitivity/scale, rate q), one order of the pair.
+
+    In units of the sensitivity: P0 = Lap(1, 1/eps0), Q0 = Lap(0, 1/eps0),
+    l0(x) = eps0 (|x| - |x - 1|) in [-eps0, eps0]; atoms where l0 is constant.
+    """
+    if q == 0 or eps0 == 0:
+        return TRIVIAL
+    if math.isinf(eps0):
+        return blind_subsample(q, order)
+    if q == 1:
+        return laplace_prv(eps0)
+    e = eps0
+    t_minus = math.log1p(q * math.expm1(-e))
+    t_plus = float(np.logaddexp(math.log(q) + e, math.log1p(-q)))  # no overflow for huge e
+    em = math.exp(-e)
+
+    def x_of(t: Array) -> Array:  # in (0, 1) for t in (t_minus, t_plus); 0 below, 1 above
+        x = (l0_of_t(q, t) / e + 1.0) / 2.0
+        return np.clip(np.nan_to_num(x, nan=0.0), 0.0, 1.0)
+
+    # KL integrals over X ~ Q0: constant pieces plus the middle segment
+    def middle(which: str) -> tuple[float, float]:
+        def g(x: Array) -> Array:
+            lb = log_mix(q, e * (2 * x - 1))
+            return kl_integrand(which, lb, math.log(0.5 * e) - e * x)
+        return kl_pair(g, refined_breaks(0.0, 1.0, [0.0, 0.5, 1.0], 1.0 / e))
+
+    if order == "remove":
+        m_lo = 0.5 * q * em + 0.5 * (1.0 - q)
+        m_hi = 0.5 * q + 0.5 * (1.0 - q) * em
+
+        def cdf(t: Array) -> Array:
+            x = x_of(t)
+            ex = e * x  # q/2 (e^{e (x-1)} - e^{-e}) without cancellation or overflow
+            head_p0 = np.where(ex < 1.0, em * np.expm1(np.minimum(ex, 1.0)), np.exp(e * (x - 1.0)) - em)
+            return 0.5 * q * head_p0 + 0.5 * (1.0 - q) * -np.expm1(-ex)
+
+        def sf(t: Array) -> Array:
+            x = x_of(t)
+            u = e * (1.0 - x)  # (1-q)/2 (e^{-e x} - e^{-e}) without overflow or cancellation
+            tail_q0 = np.where(u < 1.0, em * np.expm1(np.minimum(u, 1.0)), np.exp(-e * x) - em)
+            return -0.5 * q * np.expm1(e * (x - 1.0)) + 0.5 * (1.0 - q) * tail_q0
+
+        mid, err = middle("psi")
+        consts = _constant_pieces("psi", t_minus, t_plus, e)
+        atoms = ((t_minus, m_lo), (t_plus, m_hi))
+        cont = Continuous(t_minus, t_plus, 0.5 * -math.expm1(-e), cdf, sf,
+                          0.5 * (t_minus + t_plus))
+    else:
+        def cdf(t: Array) -> Array:  # (e^{-e x} - e^{-e}) / 2 without cancellation
+            x = x_of(-np.asarray(t, dtype=float))
+            return -0.5 * np.exp(-e * x) * np.expm1(-e * (1.0 - x))
+
+        def sf(t: Array) -> Array:
+            x = x_of(-np.asarray(t, dtype=float))
+            return -0.5 * np.expm1(-e * x)
+
+        mid, err = middle("phi")
+        consts = _constant_pieces("phi", t_minus, t_plus, e)
+        atoms = ((-t_plus, 0.5 * em), (-t_minus, 0.5))
+        cont = Continuous(-t_plus, -t_minus, 0.5 * -math.expm1(-e), cdf, sf,
+                          -0.5 * (t_minus + t_plus))
+    return PRV(atoms, 0.0, cont, float(consts) + mid, err + 1e-15 * abs(consts))
+
+
+def _constant_pieces(which: str, t_minus: float, t_plus: float, e: float) -> float:
+    """KL contributions of the two half-lines where the subsampled Laplace loss is constant:
+    Q0(x <= 0) = 1/2 with log L = t_minus, Q0(x >= 1) = e^-e / 2 with log L = t_plus."""
+    half = math.log(0.5)
+    return float(kl_integrand(which, np.array([t_minus]), np.array([half]))[0]
+                 + kl_integrand(which, np.array([t_plus]), np.array([half - e]))[0])
+
+
+@dataclass(frozen=True, slots=True)
+class SubsampledLaplace(Mechanism):
+    """Laplace mechanism on a Poisson subsample."""
+
+    kind = "subsampled_laplace"
+    title = "Subsampled Laplace"
+    menu_order = 70
+    symmetric = False
+
+    scale: float = param(LAPLACE_SCALE)
+    sampling_rate: float = param(SAMPLING_RATE)
+    sensitivity: float = param(L1_SENSITIVITY, default=1.0)
+
+    @property
+    def eps0(self) -> float:
+        return ratio(self.sensitivity, self.scale)
+
+    def is_trivial(self) -> bool:
+        return self.sampling_rate == 0 or self.eps0 == 0
+
+    def is_blatant(self) -> bool:
+        return math.isinf(self.eps0) and self.sampling_rate == 1
+
+    def _prv(self, order: str) -> PRV:
+        return subsampled_laplace_prv(self.eps0, self.sampling_rate, order)
+
+    def eps_delta(self) -> tuple[float, float]:
+        """Amplification by subsampling of the eps0-DP Laplace mechanism."""
+        q, e = self.sampling_rate, self.eps0
+        if math.isinf(e):  # no noise: the sampled record is revealed
+            return (0.0, q)
+        if q == 0:
+            return (0.0, 0.0)
+        return (float(np.logaddexp(math.log(q) + e, math.log1p(-q))) if q < 1 else e, 0.0)
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        e, q = self.eps0, self.sampling_rate
+        if q == 1:
+            return _rdp.laplace_rdp(e, orders)
+        out = np.full(orders.shape, math.inf)
+        if math.isfinite(e):
+            for i in np.flatnonzero(orders == np.round(orders)):
+                k = int(orders[i])
+                j, r = np.arange(k + 1.0), 2 * np.arange(k + 1.0) - 1  # log E_Q0 (P0/Q0)^j, Table II
+                lm = np.logaddexp(np.log(j / r) + (j - 1) * e, np.log((j - 1) / r) - j * e)
+                out[i] = max(_rdp.subsampled_remove(k, q, lm), _rdp.subsampled_laplace_add(k, e, q))
+            out = np.minimum(out, _rdp.rr_rdp(self.eps_delta()[0], orders))  # eps'-DP in both orders
+        return out

@@ -1,0 +1,118 @@
+"""The one certified pipeline: mesh, tail cuts, discretisation, composition, certificate.
+
+Single queries and curves (accountant.py), the steps sweep (sweep.py) and, through them,
+calibration build every certified number with these functions, so that a change to the
+certificate reaches all of them.
+
+Method (Gopi, Lee, Wutschitz 2021, Thm 5.5, made explicit): for K draws in all and coupling
+distance t = 0.92 * eps_error the mesh is
+
+    h = 0.96 t * sqrt(2 / (K log(1/E_h)))
+
+so that, by Hoeffding's inequality on the K independent discretisation errors (each in an
+interval of width h, mean zero up to the computed ``bias``), the discretised sum differs from
+the true sum by more than t with probability at most E_h. The other 4% of t pays for coarse
+cells in the rows' far tails (discretize.py). Row tails are cut at tau_i = E_tr (1 - delta_i) /
+(2K) per side (a union bound over all K draws) and the composition window is chosen by
+Chernoff's bound with mass E_w; E_h = E_tr = E_w = err / 4 at error level ``err``. Up to 6%
+of eps_error goes to reading the result on a coarser mesh (compose.py, aggregation); the
+remaining 2% is the slack for the additive error. ``certify`` turns the composition into
+bounds that hold for the true curve (profile.py) and lists every term in its error budget.
+
+When a composition's loss range needs more grid points than allowed, ``coarsened`` widens
+the accuracy (t, h and the aggregation together) until it fits, by one rule for every caller.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence, TypeVar
+
+from .compose import MAX_COARSENING, Cancelled, Composed, GridTooLarge, grid_exhausted
+from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure, discretize
+from .profile import CertifiedProfile
+from .prv import PRV
+
+#: fractions of eps_error spent on the coupling distance t and on aggregation
+T_FRACTION = 0.92
+AGG_FRACTION = 0.06
+
+T = TypeVar("T")
+
+
+def error_level(delta: float) -> float:
+    """The additive error a query at ``delta`` plans for: 1e-6 delta, rounded down to a power
+    of ten (so that queries at nearby deltas share their compositions)."""
+    return 10.0 ** math.floor(math.log10(max(delta * 1e-6, 1e-300)))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Mesh and error split for ``k_total`` draws at error level ``err`` and accuracy
+    ``scale`` * eps_error."""
+
+    t: float
+    h: float
+    k_total: int
+    err: float
+    agg_max: float
+    coarse: tuple[float, int]
+    eps_error: float
+
+    @property
+    def e_w(self) -> float:
+        """The window's share of the error level (Chernoff mass outside the window)."""
+        return self.err / 4
+
+    def tau(self, prv: PRV) -> float:
+        """Mass cut from each tail of one draw of ``prv``."""
+        return self.err / 4 * prv.finite_mass / (2.0 * self.k_total)
+
+
+def make_plan(eps_error: float, scale: float, k_total: int, err: float) -> Plan:
+    t = scale * T_FRACTION * eps_error
+    h = (1 - COARSE_SHARE) * t * math.sqrt(2.0 / (k_total * math.log(4.0 / err)))
+    return Plan(t, h, k_total, err, scale * AGG_FRACTION * eps_error, coarse_plan(t, h, k_total, err),
+                scale * eps_error)
+
+
+def discretize_rows(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
+                    cancel: Callable[[], bool] | None = None) -> list[tuple[DiscretePRV, int]]:
+    """Each row's PRV on the plan's mesh (counts kept)."""
+    out = []
+    for prv, k in prvs:
+        if cancel is not None and cancel():
+            raise Cancelled("computation cancelled")
+        out.append((discretize(prv, plan.h, plan.tau(prv), n_max, plan.coarse), k))
+    return out
+
+
+def certify(composed: Composed, parts: list[tuple[DiscretePRV, int]], plan: Plan
+            ) -> tuple[CertifiedProfile, dict]:
+    """The certified profile of a composition of ``parts`` on the plan's mesh, and its error
+    budget (every term, named)."""
+    fail, terms = coupling_failure(parts, plan.t, plan.h)
+    prof = CertifiedProfile(composed, plan.t, fail, parts)
+    budget = {"t": plan.t, "h": plan.h, "K": sum(k for _, k in parts), "eps_error_used": plan.eps_error,
+              "n_fft": composed.parts.get("n", 1), "decimation": composed.parts.get("decimation", 1),
+              **terms, "coarse_cells": plan.coarse[1], "window": composed.parts.get("window", 0.0),
+              "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
+              "fp_rel": composed.err_rel, "mass_rel": sum(k * d.mass_rel for d, k in parts),
+              "total_rel": prof.err_rel, "total_abs": prof.err_abs}
+    return prof, budget
+
+
+def coarsened(build: Callable[[float], T], eps_error: float, k_total: int, err: float, n_max: int,
+              scale: float = 1.0) -> tuple[T, float]:
+    """``build(scale)`` from ``scale`` on, coarsening when the grid would exceed ``n_max``
+    points: the next scale makes the loss range that did not fit take 90% of them. Returns the
+    result and the scale it was built at; gives up past MAX_COARSENING."""
+    while True:
+        try:
+            return build(scale), scale
+        except GridTooLarge as exc:
+            needed = exc.width / (0.9 * n_max)
+            new_scale = scale * max(needed / make_plan(eps_error, scale, k_total, err).h, 1.05)
+            if new_scale > MAX_COARSENING:
+                raise grid_exhausted(exc.width, new_scale * eps_error, n_max) from None
+            scale = new_scale

@@ -1,0 +1,108 @@
+"""What the Poisson-subsampled kinds share: the mixture's privacy loss and its inverse, the
+KL integrands of its mean, and the pair without noise.
+
+Poisson rate q, base pair (P0, Q0) with loss l0: the "remove" order is P = q P0 + (1-q) Q0
+against Q = Q0, with loss log(q e^{l0} + 1 - q); the "add" order is the swapped pair (Q, P),
+whose PRV is -Z with Z = log(dP/dQ) under Q (PRV paper, App. B.2). The means are KL
+divergences with non-negative integrands (psi under P, phi under Q), so they do not cancel.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from .prv import PRV, integrate, point_mass
+
+Array = np.ndarray
+
+
+def _psi(log_l: Array) -> Array:
+    """psi(L) = L log L - L + 1 >= 0, from log L, without cancellation."""
+    u = np.expm1(log_l)
+    small = np.abs(u) < 1e-3
+    out = np.empty_like(log_l)
+    us = u[small]
+    out[small] = us * us * (0.5 - us / 6 + us * us / 12 - us ** 3 / 20)
+    lb = log_l[~small]
+    out[~small] = np.exp(lb) * (lb - 1.0) + 1.0
+    return out
+
+
+def _phi(log_l: Array) -> Array:
+    """phi(L) = L - 1 - log L >= 0, from log L."""
+    u = np.expm1(log_l)
+    small = np.abs(u) < 1e-3
+    out = np.empty_like(log_l)
+    us = u[small]
+    out[small] = us * us * (0.5 - us / 3 + us * us / 4 - us ** 3 / 5)
+    lb = log_l[~small]
+    out[~small] = u[~small] - lb
+    return out
+
+
+def log_mix(q: float, l0: Array) -> Array:
+    """log(q e^{l0} + 1 - q), the subsampled privacy loss."""
+    return np.logaddexp(math.log(q) + l0, math.log1p(-q))
+
+
+def l0_of_t(q: float, t: Array) -> Array:
+    """Inverse of t = log(q e^{l0} + 1 - q): l0 = log((e^t - 1 + q) / q), t > log(1-q)."""
+    t = np.asarray(t, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if t.ndim == 1 and t.size > 16 and t[0] <= t[-1] and np.all(t[1:] >= t[:-1]):
+            # sorted cell edges: each branch on its own slice
+            i = int(np.searchsorted(t, 1.0, side="right"))
+            out = np.empty_like(t)
+            out[:i] = np.log1p(np.expm1(t[:i]) / q)
+            out[i:] = t[i:] + np.log1p(-(1.0 - q) * np.exp(-t[i:])) - math.log(q)
+            return out
+        small = np.log1p(np.expm1(t) / q)
+        big = t + np.log1p(-(1.0 - q) * np.exp(-np.maximum(t, 1.0))) - math.log(q)
+    return np.where(t > 1.0, big, small)
+
+
+def kl_integrand(which: str, lb: Array, log_dens: Array) -> Array:
+    """psi(L) or phi(L) times a density, in log space so that huge L cannot overflow."""
+    lb = np.asarray(lb, dtype=float)
+    log_dens = np.asarray(log_dens, dtype=float)
+    dens = np.exp(log_dens)
+    fun = _psi if which == "psi" else _phi
+    out = fun(np.clip(lb, -700.0, 1.0)) * dens
+    big = lb > 1.0
+    lbb, ldb = lb[big], log_dens[big]
+    if which == "psi":  # L (log L - 1) + 1
+        out[big] = np.exp(lbb + np.log(lbb - 1.0) + ldb) + dens[big]
+    else:  # L - 1 - log L
+        out[big] = np.exp(np.minimum(lbb + ldb, 700.0)) - (1.0 + lbb) * dens[big]
+    return out
+
+
+def refined_breaks(lo: float, hi: float, centres: list[float], width: float) -> list[float]:
+    """Breakpoints on [lo, hi] refined geometrically (width * 4^j) around each centre."""
+    pts = {lo, hi}
+    for c in centres:
+        for j in range(24):
+            for p in (c - width * 4.0 ** j, c + width * 4.0 ** j):
+                if lo < p < hi:
+                    pts.add(p)
+        if lo < c < hi:
+            pts.add(c)
+    return sorted(pts)
+
+
+def kl_pair(f: Callable[[Array], Array], breaks: list[float]) -> tuple[float, float]:
+    val, err = integrate(f, sorted(breaks))
+    return val, err + 1e-14 * abs(val)
+
+
+def blind_subsample(q: float, order: str) -> PRV:
+    """A subsampled mechanism without noise: P0 and Q0 are disjoint."""
+    if order == "remove":
+        if q == 1:
+            return point_mass(math.inf)
+        loc = math.log1p(-q)
+        return PRV(((loc, 1.0 - q),), q, None, (1.0 - q) * loc, 0.0)
+    loc = -math.log1p(-q) if q < 1 else math.inf
+    return point_mass(loc)

@@ -1,0 +1,176 @@
+"""Certified epsilon against the count of one row, the others fixed (the steps curve, and
+calibration of a count).
+
+The mesh is planned for the largest count (pipeline.py), each row is discretised and
+transformed once, the other rows' product is formed once, and each count costs one power of a
+band-limited spectrum and one (decimated) inverse transform. Every point is certified on its
+own: its own Hoeffding term with its own K, its own Chernoff window (pipeline.certify). Counts
+within a factor of 4 share a mesh, the finest one their largest count needs.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .band import band_logs, low_dft, product_error
+from .compose import (INTERRUPTIBLE_SIZE, GridTooLarge, PreparedRow, check_cancel, choose_band, choose_window,
+                      fft_len, fft_rel_error, finish, inf_mass_of, interruptible, row_spectrum)
+from .pipeline import certify, coarsened, discretize_rows, make_plan
+from .profile import Bounds
+from .prv import PRV
+
+#: at most this many counts per sweep
+MAX_COUNTS = 200
+
+
+def check_counts(counts: Sequence[int], limit: int = MAX_COUNTS) -> np.ndarray:
+    arr = np.asarray(counts)
+    if arr.ndim != 1 or arr.size == 0 or arr.size > limit:
+        raise ValueError(f"counts must be a list of 1 to {limit} integers, got {arr.size} values")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError("counts must be integers")
+        arr = arr.astype(np.int64)
+    if np.any(arr < 0):
+        raise ValueError(f"counts must be >= 0, got {int(arr.min())}")
+    return np.unique(arr)
+
+
+def sweep(orders: Sequence[tuple[list[tuple[PRV, int]], PRV | None]], counts: np.ndarray, delta: float,
+          level: float, eps_error: float, n_max: int, cancel: Callable[[], bool] | None = None,
+          progress: Callable[[float], None] | None = None) -> tuple[list[Bounds], float]:
+    """Bounds on epsilon(delta) at each count (sorted, unique), the max over the orders of the
+    pair; each order is (the other rows' PRVs with their counts, the varying row's PRV or None
+    when it is trivial). Also returns the largest eps_error actually used (coarsened grids)."""
+    top = max(int(counts.max()), 1)
+    levels = np.minimum(np.floor(np.log(top / np.maximum(counts, 1)) / math.log(4.0)), 12).astype(int)
+    groups = [np.flatnonzero(levels == lv) for lv in np.unique(levels)]
+    per_order, used = [], eps_error
+    n_jobs = len(orders) * len(groups)
+    for oi, (others, prv_j) in enumerate(orders):
+        res: list[Bounds] = [Bounds(0.0, 0.0, 0.0)] * counts.size
+        for gi, idx in enumerate(groups):
+            job = oi * len(groups) + gi
+            part_progress = None if progress is None else (lambda f, job=job: progress((job + f) / n_jobs))
+            part, scale = _order_sweep(others, prv_j, counts[idx], delta, level, eps_error, n_max,
+                                       cancel, part_progress)
+            used = max(used, scale * eps_error)
+            for i, b in zip(idx, part):
+                res[i] = b
+        per_order.append(res)
+    out = [Bounds(max(p[i].lower for p in per_order), max(p[i].estimate for p in per_order),
+                  max(p[i].upper for p in per_order)) for i in range(counts.size)]
+    return out, used
+
+
+def _order_sweep(others, prv_j, cs, delta, level, eps_error, n_max, cancel, progress
+                 ) -> tuple[list[Bounds], float]:
+    """One order of the pair, one group of counts, coarsened as pipeline.coarsened says."""
+    k_max = sum(k for _, k in others) + (int(cs.max()) if prv_j is not None else 0)
+    if k_max == 0:
+        return [Bounds(0.0, 0.0, 0.0)] * cs.size, 1.0
+    return coarsened(lambda scale: interruptible(_order_sweep_at, others, prv_j, cs, delta, level,
+                                                 eps_error, scale, n_max, cancel, progress,
+                                                 cancel=cancel, size=INTERRUPTIBLE_SIZE),
+                     eps_error, k_max, level, n_max)
+
+
+def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, cancel, progress
+                    ) -> list[Bounds]:
+    k_max = sum(k for _, k in others) + (int(cs.max()) if prv_j is not None else 0)
+    plan = make_plan(eps_error, scale, k_max, level)
+    h, agg_max = plan.h, plan.agg_max
+    disc_o = discretize_rows(others, plan, n_max, cancel)
+    prep_o = [(PreparedRow(d), k) for d, k in disc_o]
+    dj = None
+    if prv_j is not None:
+        dj = discretize_rows([(prv_j, 1)], plan, n_max)[0][0]
+        prep_j = PreparedRow(dj)
+    windows = []
+    for c in cs:
+        rows_c = list(prep_o) + ([(prep_j, int(c))] if dj is not None and c > 0 else [])
+        windows.append(choose_window(rows_c, plan.e_w) if rows_c else (0.0, 0.0, 0.0))
+    width = max(hi - lo for lo, hi, _ in windows)
+    n = fft_len(int(math.ceil(width / h)) + 4, h, agg_max)
+    # the widest band is that of the smallest count (0: the other rows alone); it serves all
+    c_min = int(cs.min()) if dj is not None else 0
+    band_rows = disc_o + ([(dj, c_min)] if c_min > 0 else [])
+    band = choose_band(band_rows, n, h, agg_max, n_max)
+    use_band = band is not None
+    if not use_band and n > n_max:
+        raise GridTooLarge(n, n_max, width)
+    base_spec, n0_o, k_o, up_o, val_o, fp_o = None, 0, 0, 0.0, 0.0, 0.0
+    for d, k in disc_o:
+        if use_band:
+            x, b, e = low_dft(d, n, band)
+            up, val, f = band_logs(x, e)
+            up_o, val_o, fp_o = up_o + k * up, val_o + k * val, fp_o + k * f
+        else:
+            x, b = interruptible(row_spectrum, d, n, cancel=cancel, size=n)
+        n0_o += k * b
+        k_o += k
+        p = _power_cached(_polar(x), k)
+        base_spec = p if base_spec is None else base_spec * p
+        check_cancel(cancel)
+    polar_j, neg_cstar, up_j, val_j, fp_j = None, None, 0.0, 0.0, 0.0
+    if dj is not None:
+        if use_band:
+            spec_j, base_j, e_j = low_dft(dj, n, band)
+            up_j, val_j, fp_j = band_logs(spec_j, e_j)
+        else:
+            spec_j, base_j = interruptible(row_spectrum, dj, n, cancel=cancel, size=n)
+        polar_j = _polar(spec_j)
+        del spec_j
+        # band of count c: frequencies m with c log|X_j| + log|B| > -700 lie below
+        # the first m where the suffix maximum of c*(m) = (-700 - log|B|) / log|X_j| is <= c
+        log_b = np.zeros(polar_j[0].size) if base_spec is None else \
+            np.log(np.maximum(np.abs(base_spec), 1e-320))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cs_m = np.where(polar_j[0] < 0, (-700.0 - log_b) / polar_j[0], np.inf)
+        cs_m[log_b <= -700.0] = -np.inf
+        neg_cstar = -np.maximum.accumulate(cs_m[::-1])[::-1]  # nondecreasing
+    out: list[Bounds] = []
+    for idx, c in enumerate(cs):
+        check_cancel(cancel)
+        c = int(c) if dj is not None else 0
+        parts = disc_o + ([(dj, c)] if c > 0 else [])
+        if not parts:
+            out.append(Bounds(0.0, 0.0, 0.0))
+            continue
+        spec = base_spec
+        if c > 0:
+            band_c = max(1, int(np.searchsorted(neg_cstar, -c, side="left")))
+            pj_c = _power_cached((polar_j[0][:band_c], polar_j[1][:band_c]), c)
+            spec = pj_c if spec is None else spec[:band_c] * pj_c
+        n0 = n0_o + (c * base_j if c > 0 else 0)
+        k_c = k_o + c
+        if use_band:
+            coef_err = product_error(np.broadcast_to(up_o + c * up_j, (band,)), val_o + c * val_j,
+                                     spec, fp_o + c * fp_j)
+        else:
+            coef_err = fft_rel_error(k_c, n)
+        offset = math.fsum(k * d.shift for d, k in parts)
+        lo, hi, werr = windows[idx]
+        n_lo = math.floor((lo - offset) / h) - 1
+        comp = finish(spec, n, n0, n_lo, h, offset, inf_mass_of(parts), coef_err, werr, agg_max)
+        comp = comp.trimmed(lo, hi)  # the grid serves the largest count; werr covers the rest
+        out.append(certify(comp, parts, plan)[0].epsilon(delta))
+        if progress is not None:
+            progress((idx + 1) / cs.size)
+    return out
+
+
+def _polar(spec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(divide="ignore"):
+        return np.log(np.abs(spec)), np.angle(spec)
+
+
+def _power_cached(polar: tuple[np.ndarray, np.ndarray], k: int) -> np.ndarray:
+    logabs, ang = polar
+    scaled = logabs * k
+    keep = np.flatnonzero(scaled > -700.0)
+    out = np.zeros(logabs.size, dtype=complex)
+    out[keep] = np.exp(scaled[keep] + 1j * (k * ang[keep]))
+    return out

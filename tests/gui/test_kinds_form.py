@@ -1,0 +1,35 @@
+"""Every registered kind through the row form: one field per declared parameter, with its title
+and unit, and typing a value edits the document (one undo step)."""
+import pytest
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QLabel, QLineEdit
+
+from prvgui.accounting.mechanisms import MECHANISM_KINDS
+from prvgui.document.model import Document, RowSpec
+from prvgui.gui.row_form import RowForm
+from prvgui.gui.undo import Editor
+
+
+@pytest.mark.parametrize("kind", list(MECHANISM_KINDS))
+def test_the_form_shows_and_edits_every_parameter_of_every_kind(qtbot, kind):
+    doc = Document([RowSpec.default(kind)])
+    stack = QUndoStack()
+    form = RowForm(doc, Editor(doc, stack))
+    qtbot.addWidget(form)
+    form.set_row(0)
+    specs = MECHANISM_KINDS[kind].param_specs()
+    assert list(form.params) == list(specs)
+    assert form.kind.currentData() == kind
+    labels = {lab.text() for lab in form.findChildren(QLabel)}
+    for name, spec in specs.items():
+        edit = form.findChild(QLineEdit, f"param_{name}")
+        assert edit is not None and spec.unit in labels and spec.title in labels
+        assert float(edit.text()) == spec.initial
+        new = spec.initial / 2 if spec.initial > 0 else 0.5
+        edit.setText("")
+        qtbot.keyClicks(edit, repr(new))
+        assert doc.row(0).params[name] == new, name
+        assert doc.row(0).error() is None
+    stack.undo()  # each field was its own undo step: the last one is undone
+    last = list(specs)[-1]
+    assert doc.row(0).params[last] == specs[last].initial
