@@ -9,6 +9,8 @@ comparison. A result belongs to the rows it was computed for: an edit marks it o
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget)
@@ -73,8 +75,11 @@ class BudgetView(QWidget):
     #: after result_ready, failed or cancelled
     run_finished = Signal()
 
-    def __init__(self, doc: Document, parent: QWidget | None = None) -> None:
+    def __init__(self, doc: Document, parent: QWidget | None = None,
+                 work: Callable[..., BudgetStatus] | None = None) -> None:
         super().__init__(parent)
+        #: what a run executes on the worker thread (tests inject their own)
+        self._work = work or budget_status
         self.doc: Document | None = None
         self._status: BudgetStatus | None = None
         self._snapshot: tuple[RowSpec, ...] | None = None
@@ -275,8 +280,8 @@ class BudgetView(QWidget):
         row, eps_error = self.row_index, self.doc.targets.eps_error
         self._running_snapshot = self.doc.rows
         self.used_label.setText("Computing…")
-        self.runner.start(lambda progress, cancel: budget_status(rows, eps, delta, row, eps_error,
-                                                                 cancel=cancel))
+        work = self._work
+        self.runner.start(lambda progress, cancel: work(rows, eps, delta, row, eps_error, cancel=cancel))
         return True
 
     def cancel(self) -> None:

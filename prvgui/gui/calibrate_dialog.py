@@ -112,8 +112,11 @@ class CalibrateDialog(QDialog):
     run_finished = Signal()
 
     def __init__(self, doc: Document, row_index: int, targets: Targets | None, stack: QUndoStack,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None,
+                 work: Callable[..., CalibrationOutcome] | None = None) -> None:
         super().__init__(parent)
+        #: what a run executes on the worker thread (tests inject their own)
+        self._work = work or run_calibration
         self.doc = doc
         self.row_index = row_index
         self._editor = Editor(doc, stack)
@@ -394,7 +397,8 @@ class CalibrateDialog(QDialog):
         self.plot_item.setTitle("Searching…", color="#555", size="9pt")
         self.progress.setValue(0)
         self.progress_text.setText("starting")
-        self.runner.start(lambda progress, cancel: run_calibration(request, progress, cancel))
+        work = self._work
+        self.runner.start(lambda progress, cancel: work(request, progress, cancel))
         self._update_buttons()
         return True
 

@@ -6,6 +6,8 @@ invalid input never reaches the engine.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox,
@@ -40,7 +42,8 @@ until they are fixed. Plots export as PNG, SVG and CSV.</p>"""
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, persist: bool = True) -> None:
+    def __init__(self, persist: bool = True, compute_fn: Callable | None = None) -> None:
+        """``compute_fn`` replaces the engine's ``compute`` (tests drive the window with a fake)."""
         super().__init__()
         self.persist = persist
         self.doc = Document()
@@ -67,7 +70,7 @@ class MainWindow(QMainWindow):
         self.steps = StepsChoice(self.doc, steps_tab.row_choice)
         self.files = FileController(self, self.doc, self.stack, persist)
         self.files.check_inputs = self.targets.error
-        self.recomputer = Recomputer(self._make_request, parent=self)
+        self.recomputer = Recomputer(self._make_request, compute_fn, parent=self)
         self.budget = BudgetView(self.doc)
         self._build_layout()
         self._build_status()

@@ -38,11 +38,11 @@ class Recomputer(QObject):
     #: after result_ready, failed, blocked or cancelled of the latest request
     finished = Signal()
 
-    def __init__(self, factory: Callable[[], tuple[Request, object]], compute_fn: Callable = compute,
+    def __init__(self, factory: Callable[[], tuple[Request, object]], compute_fn: Callable | None = None,
                  debounce_ms: int = DEBOUNCE_MS, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._factory = factory
-        self._compute = compute_fn
+        self._compute = compute_fn or compute
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)

@@ -17,6 +17,8 @@ from prvgui.document.model import RowSpec, Targets  # noqa: E402
 from prvgui.gui.app import freeze_startup_objects  # noqa: E402
 
 RESULT_TIMEOUT = 60_000
+#: a row with this count stands for a job that runs until it is cancelled (``until_cancelled``)
+HOLD_COUNT = 10**7
 #: a coarse accuracy keeps each computation well under a second
 FAST_TARGETS = Targets(1e-5, 1.0, 0.05)
 
@@ -48,12 +50,34 @@ def no_dangling_qthreads(monkeypatch):
                     f"{[t.objectName() for t in left]}")
 
 
+def until_cancelled(progress, cancel):
+    """A fake job for the worker threads: reports progress and waits until it is cancelled."""
+    import time
+
+    from prvgui.accounting.compose import Cancelled
+    for i in range(100_000):
+        if cancel():
+            raise Cancelled("computation cancelled")
+        progress(min(0.9, i / 1000), "holding")
+        time.sleep(0.005)
+    raise AssertionError("until_cancelled was never cancelled")
+
+
+def holding_engine(request, progress=None, cancel=None):
+    """The engine's compute, except that a composition with a HOLD_COUNT row runs until cancelled."""
+    from prvgui.accounting.engine import compute
+    if any(r.count == HOLD_COUNT for r in request.rows):
+        return until_cancelled(lambda f, text="": progress(f, text) if progress else None, cancel)
+    return compute(request, progress=progress, cancel=cancel)
+
+
 @pytest.fixture
 def window(qtbot, tmp_path):
-    """A shown MainWindow whose dialogs answer by themselves (errors land in ``w.errors``)."""
+    """A shown MainWindow whose dialogs answer by themselves (errors land in ``w.errors``); its
+    engine is ``holding_engine``."""
     from prvgui.gui.main_window import MainWindow
 
-    w = MainWindow(persist=True)
+    w = MainWindow(persist=True, compute_fn=holding_engine)
     w.errors = []
     w.files.show_error = lambda title, text: w.errors.append(text)
     w.files.ask_unsaved = lambda: "discard"
