@@ -87,23 +87,24 @@ def _fmt(x: float) -> str:
 
 
 def _inputs(args):
-    """(document, delta, eps_error, engine rows) from the file and the flags that override it."""
+    """(composition, delta, eps_error, engine rows) from the file and the flags that override it."""
+    from . import api
     from .accounting.accountant import check_delta, check_eps_error
-    from .document import load
-    doc = load(args.file)
+    comp = api.load(args.file)
     delta = getattr(args, "delta", None)
-    delta = check_delta(delta if delta is not None else doc.targets.delta, "--delta")
-    err = check_eps_error(args.eps_error if args.eps_error is not None else doc.targets.eps_error)
-    return doc, delta, err, doc.engine_rows()
+    delta = check_delta(delta if delta is not None else comp.targets.delta, "--delta")
+    err = check_eps_error(args.eps_error if args.eps_error is not None else comp.targets.eps_error)
+    return comp, delta, err, comp.engine_rows()
 
 
 def _query(args, want_eps: bool) -> int:
     """``epsilon`` (want_eps) or ``delta``: certified bounds plus the comparison accountants."""
-    from .accounting.accountant import Accountant, check_epsilon
+    from . import api
+    from .accounting.accountant import check_epsilon
     from .accounting.comparisons import compare_delta, compare_epsilon
-    _, delta, err, rows = _inputs(args)
+    comp, delta, err, rows = _inputs(args)
     x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")
-    acc = Accountant(rows, err)
+    acc = api.accountant(comp, err)
     b = acc.epsilon(x) if want_eps else acc.delta(x)
     comps = (compare_epsilon if want_eps else compare_delta)(rows, x)
     asked, given = ("epsilon", "delta") if want_eps else ("delta", "epsilon")

@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..accounting.mechanisms import MECHANISM_KINDS
-from .model import Document, RowSpec, Targets, check_count, param_names
+from .model import Composition, Document, RowSpec, Targets, check_count, param_names
 
 FORMAT = "prvgui.composition"
 VERSION = 1
@@ -66,6 +66,11 @@ def loads(text: str) -> Document:
 
 
 def from_dict(data: object) -> Document:
+    """A document holding the composition of a file format JSON object (checked)."""
+    return composition_from_dict(data).document()
+
+
+def composition_from_dict(data: object) -> Composition:
     if not isinstance(data, dict):
         raise FileFormatError("top level must be a JSON object")
     unknown = sorted(set(data) - TOP_KEYS)
@@ -88,7 +93,7 @@ def from_dict(data: object) -> Document:
         raise FileFormatError(f"mechanisms has {len(mechs)} rows (limit {MAX_ROWS})")
     rows = [_row(i, m) for i, m in enumerate(mechs)]
     targets = _targets(data.get("targets", {}))
-    return Document(rows, neighbouring, targets)
+    return Composition(tuple(rows), neighbouring, targets)
 
 
 def _row(i: int, m: object) -> RowSpec:
@@ -144,7 +149,7 @@ def _targets(t: object) -> Targets:
     return Targets(delta, eps, err)
 
 
-def to_dict(doc: Document) -> dict:
+def to_dict(doc: Document | Composition) -> dict:
     mechs = []
     for r in doc.rows:
         m: dict[str, object] = {"kind": r.kind}

@@ -92,6 +92,42 @@ class Targets:
     eps_error: float = 0.01
 
 
+@dataclass(frozen=True)
+class Composition:
+    """A composition as a value: what a file holds (rows, neighbouring relation, targets).
+    ``Document`` is the same thing being edited."""
+
+    rows: tuple[RowSpec, ...] = ()
+    neighbouring: str = "add_remove"
+    targets: Targets = field(default_factory=Targets)
+
+    @classmethod
+    def from_dict(cls, data: object) -> "Composition":
+        """From the file format's JSON object (untrusted: every field is checked, the message
+        names it). ``format`` and ``version`` may be left out: the current version is meant."""
+        from .fileio import FORMAT, VERSION, composition_from_dict
+        if isinstance(data, dict) and "format" not in data and "version" not in data:
+            data = {"format": FORMAT, "version": VERSION, **data}
+        return composition_from_dict(data)
+
+    def to_dict(self) -> dict:
+        """The file format's JSON object."""
+        from .fileio import to_dict
+        return to_dict(self)
+
+    @classmethod
+    def of(cls, doc: "Document") -> "Composition":
+        return cls(doc.rows, doc.neighbouring, doc.targets)
+
+    def document(self) -> "Document":
+        """A document to edit, holding this composition."""
+        return Document(list(self.rows), self.neighbouring, self.targets)
+
+    def engine_rows(self) -> list[Row]:
+        """Validated engine rows; raises ValueError naming the first bad row."""
+        return _engine_rows(self.rows)
+
+
 class Document:
     """A composition being edited: rows, neighbouring relation, targets."""
 
@@ -135,13 +171,7 @@ class Document:
 
     def engine_rows(self) -> list[Row]:
         """Validated engine rows; raises ValueError naming the first bad row."""
-        out = []
-        for i, r in enumerate(self._rows):
-            try:
-                out.append(r.to_row())
-            except ValueError as exc:
-                raise ValueError(f"row {i + 1} ({r.label or r.kind}): {exc}") from None
-        return out
+        return _engine_rows(self._rows)
 
     # ------------------------------------------------------------ edits
     def insert(self, i: int, row: RowSpec) -> None:
@@ -175,3 +205,13 @@ class Document:
         self.neighbouring = neighbouring
         self._targets = targets
         self._emit("reset", None)
+
+
+def _engine_rows(rows) -> list[Row]:
+    out = []
+    for i, r in enumerate(rows):
+        try:
+            out.append(r.to_row())
+        except ValueError as exc:
+            raise ValueError(f"row {i + 1} ({r.label or r.kind}): {exc}") from None
+    return out

@@ -1,8 +1,8 @@
 """Files: New, Open, Save, Save As, recent files, examples, the unsaved-changes prompt, settings.
 
-Loading and saving go through ``prvgui.document.fileio`` (untrusted input checked there,
-atomic saves). A file that cannot be read leaves the current document untouched and shows
-the ``FileFormatError`` text. The dialogs are attributes (``ask_unsaved``, ``ask_open_path``,
+Loading and saving go through ``prvgui.api``, as in scripts (the file format,
+``prvgui.document.fileio``, checks untrusted input and saves atomically). A file that cannot
+be read leaves the current document untouched and shows the ``FileFormatError`` text. The dialogs are attributes (``ask_unsaved``, ``ask_open_path``,
 ``ask_save_path``, ``show_error``) so that tests can answer them.
 """
 from __future__ import annotations
@@ -14,7 +14,9 @@ from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtGui import QAction, QUndoStack
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
+from .. import api
 from ..document import fileio
+from ..document.model import Composition
 from ..document.model import Document
 from ..paths import examples
 
@@ -126,7 +128,7 @@ class FileController(QObject):
             if path is None:
                 return False
         try:
-            new = fileio.load(path)
+            new = api.load(path).document()
         except fileio.FileFormatError as exc:
             self.show_error("Cannot open file", f"{Path(path).name}: {exc}")
             return False
@@ -141,7 +143,7 @@ class FileController(QObject):
         if ask and not self.maybe_save():
             return False
         try:
-            new = fileio.load(path)
+            new = api.load(path).document()
         except fileio.FileFormatError as exc:
             self.show_error("Cannot open example", str(exc))
             return False
@@ -175,7 +177,7 @@ class FileController(QObject):
             self.show_error("Cannot save", f"Fix the {msg} before saving.")
             return False
         try:
-            fileio.save(self.doc, path)
+            api.save(Composition.of(self.doc), path)
         except (OSError, ValueError) as exc:
             self.show_error("Cannot save", f"{path}: {getattr(exc, 'strerror', None) or exc}")
             return False

@@ -1,0 +1,71 @@
+"""The Python interface (prvgui.load, Composition, epsilon, delta) against the engine and files."""
+import math
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import prvgui
+from prvgui.accounting import Accountant, Row, SubsampledGaussian
+from prvgui.document import FileFormatError
+from prvgui.paths import resource_dir
+
+import references as ref
+
+DPSGD = resource_dir() / "examples" / "dpsgd_mnist.json"
+
+
+def test_load_and_query_an_example_file():
+    comp = prvgui.load(DPSGD)
+    assert isinstance(comp, prvgui.Composition) and comp.rows[0].count == 14063
+    b = prvgui.epsilon(comp, 1e-5)
+    row = comp.rows[0]
+    direct = Accountant([Row(SubsampledGaussian(row.params["sigma"], row.params["sampling_rate"]), row.count)],
+                        comp.targets.eps_error).epsilon(1e-5)
+    assert b == direct
+    assert prvgui.epsilon(comp) == b  # the file's own target delta is 1e-5
+
+
+def test_composition_from_a_plain_dict_and_back():
+    d = {"mechanisms": [{"kind": "gaussian", "sigma": 2.0, "count": 5, "label": "queries"}],
+         "targets": {"delta": 1e-6, "epsilon": 1.0, "eps_error": 0.005}}
+    comp = prvgui.Composition.from_dict(d)
+    back = prvgui.Composition.from_dict(comp.to_dict())
+    assert back == comp and comp.to_dict()["version"] == 1
+    mu = math.sqrt(5) / 2.0
+    b = prvgui.epsilon(comp)
+    assert b.lower <= ref.gaussian_epsilon(mu, 1e-6) <= b.upper
+    d_b = prvgui.delta(d, 1.0)  # a dict works too
+    assert d_b.lower <= ref.gaussian_delta(mu, 1.0) <= d_b.upper
+
+
+def test_bad_input_names_the_field():
+    with pytest.raises(FileFormatError, match=r"mechanisms\[0\]\.sigma"):
+        prvgui.Composition.from_dict({"mechanisms": [{"kind": "gaussian", "sigma": -1}]})
+    with pytest.raises(TypeError, match="Composition"):
+        prvgui.epsilon([1, 2], 1e-5)
+    with pytest.raises(ValueError, match="delta"):
+        prvgui.epsilon({"mechanisms": [{"kind": "gaussian", "sigma": 1}]}, 2.0)
+
+
+def test_a_wider_bracket_comes_with_a_warning():
+    comp = {"mechanisms": [{"kind": "laplace", "scale": 1.0, "count": 1000}]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        b = prvgui.epsilon(comp, 1e-300)
+    assert b.upper - b.lower > 0.02 and any(issubclass(w.category, prvgui.AccuracyWarning) for w in caught)
+
+
+def test_save_is_atomic_and_round_trips(tmp_path):
+    comp = prvgui.load(DPSGD)
+    path = tmp_path / "c.json"
+    prvgui.save(comp, path)
+    assert prvgui.load(path) == comp
+    assert [p.name for p in tmp_path.iterdir()] == ["c.json"]  # no temporary file left
+
+
+def test_importing_prvgui_stays_light():
+    code = ("import sys, prvgui; assert prvgui.__version__; "
+            "sys.exit(int(any(m.startswith(('numpy', 'prvgui.accounting')) for m in sys.modules)))")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
