@@ -21,15 +21,13 @@ from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
-import pyqtgraph as pg  # after PySide6, so that pyqtgraph picks that binding
-
 from ..accounting import Row
 from ..accounting.calibrate import (Calibration, Infeasible, calibrate, calibration_sweep,
                                     parameters_for, search_spec)
 from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_value, parse_number
-from .plot_base import BLUE, GREY, RED, pen
+from .calibration_plot import CalibrationPlot
 from .row_form import COUNT_TIP
 from .tasks import TaskRunner, failure_text
 from .targets import TIPS as TARGET_TIPS
@@ -195,8 +193,8 @@ class CalibrateDialog(QDialog):
         self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.result_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         lay.addWidget(self.result_label)
-        self._build_plot()
-        lay.addWidget(self.plot_widget, 1)
+        self.plot = CalibrationPlot()
+        lay.addWidget(self.plot, 1)
 
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -224,82 +222,6 @@ class CalibrateDialog(QDialog):
         doc.subscribe(self._on_document)
         self._parameter_changed()
 
-    # ------------------------------------------------------------ plot
-    def _build_plot(self) -> None:
-        self.plot_widget = pg.PlotWidget()
-        self.plot_widget.setObjectName("calibrate_plot")
-        self.plot_widget.setMinimumHeight(300)
-        self.plot_widget.scene().contextMenu = []
-        item = self.plot_widget.getPlotItem()
-        item.showGrid(x=True, y=True, alpha=0.25)
-        for axis in ("bottom", "left"):
-            item.getAxis(axis).enableAutoSIPrefix(False)
-        item.setLabel("left", "ε at δ")
-        self.legend = item.addLegend(offset=(-10, 10), labelTextSize="9pt")
-        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-        self.legend.setPen(pg.mkPen("#bbb"))
-        self.curves = {
-            "upper": item.plot([], [], pen=pen(BLUE, 2.4), name="ε upper (certified)", connect="finite"),
-            # thin and dark on top of the upper curve: the two are often a fraction of a line apart
-            "estimate": item.plot([], [], pen=pen("#222", 1.0, Qt.PenStyle.DashLine), name="ε estimate",
-                                  connect="finite"),
-        }
-        self.curves["estimate"].setZValue(5)
-        self.answer_point = pg.ScatterPlotItem([], [], symbol="o", size=11, pen=pen(RED, 1.5),
-                                               brush=pg.mkBrush(255, 255, 255, 230))
-        self.answer_point.setZValue(10)
-        item.addItem(self.answer_point)
-        opts = {"color": RED, "fill": pg.mkBrush(255, 255, 255, 210)}
-        self.target_line = pg.InfiniteLine(angle=0, movable=False, pen=pen(RED, 1.5, Qt.PenStyle.DashLine),
-                                           label="target", labelOpts={**opts, "position": 0.06,
-                                                                      "anchors": [(0, 1), (0, 1)]})
-        self.answer_line = pg.InfiniteLine(angle=90, movable=False, pen=pen(GREY, 1.2, Qt.PenStyle.DotLine),
-                                           label="answer", labelOpts={**opts, "position": 0.25})
-        for line in (self.target_line, self.answer_line):
-            line.setVisible(False)
-            item.addItem(line)
-        self.plot_item = item
-        self.plot_item.setTitle("Run to draw ε against the parameter", color="#555", size="9pt")
-        self._show_plot(None)
-
-    def _show_plot(self, outcome: CalibrationOutcome | None) -> None:
-        if outcome is None:
-            for curve in self.curves.values():
-                curve.setData([], [])
-            self.answer_point.setData([], [])
-            self.target_line.setVisible(False)
-            self.answer_line.setVisible(False)
-            self.legend.setVisible(False)  # no legend over an empty plot; the title says why
-            return
-        self.legend.setVisible(True)
-        cal = outcome.calibration
-        for name, curve in self.curves.items():
-            curve.setData(outcome.values, getattr(outcome, name), connect="finite")
-        self.answer_point.setData([cal.value], [cal.epsilon.upper])
-        title, _, _ = parameter_title(self.kind, cal.parameter)
-        self.plot_item.setLabel("bottom", title)
-        self.plot_item.setLabel("left", f"ε at δ = {fmt(cal.delta)}")
-        self.plot_item.setTitle(None)
-        self.target_line.setPos(cal.target_epsilon)
-        self.target_line.label.setFormat(f"target ε = {fmt(cal.target_epsilon)}")
-        self.answer_line.setPos(cal.value)
-        self.answer_line.label.setFormat(f"{title} = {self._value_text(cal)}")
-        # ε falls with σ: the top right and the bottom left of the plot are empty (rises with q:
-        # top left, bottom right); the legend goes to the top, the answer's label to the bottom
-        increasing = search_spec(self.kind, cal.parameter).increasing
-        self.legend.setOffset((10, 10) if increasing else (-10, 10))
-        side = (0.0, 0.5) if increasing else (1.0, 0.5)
-        self.answer_line.label.anchors = [side, side]  # pyqtgraph's InfLineLabel option
-        for line in (self.target_line, self.answer_line):
-            line.setVisible(True)
-            line.label.valueChanged()  # the label skips updates while its line is hidden
-        self.plot_item.enableAutoRange()
-        self.plot_item.autoRange()
-        # far from the answer ε grows quickly; keep the target readable (pan or zoom for the rest)
-        finite = outcome.upper[np.isfinite(outcome.upper)]
-        top = min(float(finite.max()) if finite.size else cal.target_epsilon, 3 * cal.target_epsilon)
-        self.plot_item.setYRange(0, max(top, 1.2 * cal.target_epsilon), padding=0.05)
-
     # ------------------------------------------------------------ inputs
     @property
     def parameter_name(self) -> str:
@@ -309,7 +231,7 @@ class CalibrateDialog(QDialog):
         name = self.parameter_name
         title, unit, tip = parameter_title(self.kind, name)
         if self._outcome is None:
-            self.plot_item.setLabel("bottom", title)
+            self.plot.plot_item.setLabel("bottom", title)
         self.parameter_unit.setText(unit)
         self.parameter.setToolTip(tip)
         spec = self._row_spec()
@@ -393,8 +315,7 @@ class CalibrateDialog(QDialog):
         self._outcome = None
         self._running_snapshot = self.doc.rows
         self._show_result_text("Searching…")
-        self._show_plot(None)
-        self.plot_item.setTitle("Searching…", color="#555", size="9pt")
+        self.plot.show_outcome(None, "Searching…")
         self.progress.setValue(0)
         self.progress_text.setText("starting")
         work = self._work
@@ -435,7 +356,10 @@ class CalibrateDialog(QDialog):
         self.progress.setValue(1000)
         self.progress_text.setText("done")
         self._show_result_text(self.result_text(outcome.calibration))
-        self._show_plot(outcome)
+        cal = outcome.calibration
+        self.plot.show_outcome(outcome, parameter_title=parameter_title(self.kind, cal.parameter)[0],
+                               value_text=self._value_text(cal),
+                               increasing=search_spec(self.kind, cal.parameter).increasing)
         if not self.can_apply():
             self._on_document("change", None)
         self._update_buttons()
@@ -450,7 +374,7 @@ class CalibrateDialog(QDialog):
         text = message[0].upper() + message[1:]
         self._show_result_text(text if isinstance(exc, Infeasible) else f"The search failed: {text}",
                                error=True)
-        self.plot_item.setTitle("No answer to draw", color="#555", size="9pt")
+        self.plot.show_outcome(None, "No answer to draw")
         self._update_buttons()
         self.calibration_failed.emit(message)
         self.run_finished.emit()
@@ -460,7 +384,7 @@ class CalibrateDialog(QDialog):
         self.progress.setValue(0)
         self.progress_text.setText("cancelled")
         self._show_result_text("Cancelled. Run to search again.")
-        self.plot_item.setTitle("Cancelled", color="#555", size="9pt")
+        self.plot.show_outcome(None, "Cancelled")
         self._update_buttons()
         self.calibration_cancelled.emit()
         self.run_finished.emit()

@@ -113,15 +113,15 @@ def test_calibrate_shows_the_value_applies_it_and_undo_restores_it(qtbot, open_d
     assert fmt_bound(cal.epsilon.upper) in text and "certified" in text and "1e-05" in text
     assert f"σ = {fmt_bound(cal.value, 6)}" in text
     # the plot: ε upper and estimate against σ around the answer, the answer on the curve
-    xs, upper = dialog.curves["upper"].getData()
-    _, estimate = dialog.curves["estimate"].getData()
+    xs, upper = dialog.plot.curves["upper"].getData()
+    _, estimate = dialog.plot.curves["estimate"].getData()
     assert xs.min() == pytest.approx(cal.value / 2) and xs.max() == pytest.approx(cal.value * 2)
     k = int(np.flatnonzero(xs == cal.value)[0])
     assert upper[k] == cal.epsilon.upper and estimate[k] == cal.epsilon.estimate
     assert np.all(np.diff(upper[np.isfinite(upper)]) < 0)  # more noise, less ε
     assert np.all(estimate <= upper)
-    assert dialog.target_line.isVisible() and dialog.target_line.value() == 2.0
-    assert dialog.answer_point.getData()[0][0] == cal.value
+    assert dialog.plot.target_line.isVisible() and dialog.plot.target_line.value() == 2.0
+    assert dialog.plot.answer_point.getData()[0][0] == cal.value
     assert dialog.run_button.isEnabled() and not dialog.cancel_button.isEnabled()
 
     assert dialog.apply_button.isEnabled()
@@ -144,7 +144,7 @@ def test_calibrating_a_count_writes_an_integer(qtbot, open_dialog):
         assert dialog.run()
     cal = blocker.args[0]
     assert cal == calibrate(doc.engine_rows(), 0, "count", 2.0, 1e-5, 0.01)
-    xs, _ = dialog.curves["upper"].getData()
+    xs, _ = dialog.plot.curves["upper"].getData()
     assert xs[0] == 1 and np.all(xs == np.round(xs)) and cal.value in xs
     assert dialog.apply()
     assert doc.row(0).count == cal.value and isinstance(doc.row(0).count, int)
