@@ -152,9 +152,8 @@ class Accountant:
 
     def _sides(self, err: float, progress=None, extended: bool = False) -> list[_Side]:
         """Both orders of the pair in full at one error level; missing ones are built side by
-        side (numpy's FFTs and array loops release the GIL; compose.py keeps big grids one at a
-        time). Measured on the idle 2-core development machine (k = 10^4 DP-SGD): 45 ms for
-        both orders against 69 ms one after the other; nothing when the other core is busy."""
+        side (numpy's FFTs and array loops release the GIL, so a second core shortens the
+        wait; compose.py keeps big grids one at a time)."""
         self._parallel([(o, False) for o in self.orders], err, progress, extended)
         return [self._cache[(o, err, extended, False)] for o in self.orders]
 
