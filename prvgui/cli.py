@@ -128,7 +128,7 @@ def _query(args, want_eps: bool) -> int:
 
 
 def _run_curve(args) -> int:
-    from .accounting.engine import Request, compute
+    from .accounting.view_model import Request, compute
     from .document.export import curve_csv_text
     from .document.fileio import atomic_write
     doc, delta, err, rows = _inputs(args)

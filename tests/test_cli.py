@@ -131,7 +131,7 @@ def test_cli_does_not_import_qt(tmp_path):
 
 
 def test_core_packages_do_not_import_qt():
-    code = ("import sys, prvgui.accounting, prvgui.accounting.engine, prvgui.document, "
+    code = ("import sys, prvgui.accounting, prvgui.accounting.view_model, prvgui.document, "
             "prvgui.document.export; "
             "sys.exit(any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)

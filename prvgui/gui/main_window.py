@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, Q
                                QProgressBar, QPushButton, QSplitter, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from ..accounting.engine import Request
+from ..accounting.view_model import Request
 from ..accounting.mechanisms import DPSGD_KIND
 from ..document.model import Document, RowSpec
 from .budget_view import BudgetView

@@ -14,7 +14,7 @@ from typing import Callable
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal, Slot
 
-from ..accounting.engine import Request, compute
+from ..accounting.view_model import Request, compute
 from .tasks import TaskRunner, failure_text
 
 DEBOUNCE_MS = 300

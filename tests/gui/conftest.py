@@ -65,7 +65,7 @@ def until_cancelled(progress, cancel):
 
 def holding_engine(request, progress=None, cancel=None):
     """The engine's compute, except that a composition with a HOLD_COUNT row runs until cancelled."""
-    from prvgui.accounting.engine import compute
+    from prvgui.accounting.view_model import compute
     if any(r.count == HOLD_COUNT for r in request.rows):
         return until_cancelled(lambda f, text="": progress(f, text) if progress else None, cancel)
     return compute(request, progress=progress, cancel=cancel)

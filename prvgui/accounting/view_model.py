@@ -1,11 +1,11 @@
-"""``compute(request, progress=..., cancel=...)``: one call that produces everything the
-GUI shows for a composition, as plain data. No Qt, no files.
+"""The window's view model: ``compute(request, progress=..., cancel=...)`` produces everything
+the GUI shows for a composition (headline bracket, comparisons, curves, error budget) as plain
+data. No Qt, no files.
 
 ``cancel`` is a callable returning True (or an object with ``is_set()``, such as a
-``threading.Event``); it is checked between stages and inside the composition
-loops, so a cancel is honoured as soon as the current numpy call returns (well
-under 0.2 s for FFTs up to a few million points). ``progress(fraction, text)``
-is called between stages.
+``threading.Event``); it is checked between stages and inside the composition loops (long
+numpy calls run in a helper thread meanwhile, compose.interruptible), so a cancel is honoured
+at once. ``progress(fraction, text)`` is called between stages.
 """
 from __future__ import annotations
 
