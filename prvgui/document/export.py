@@ -8,8 +8,6 @@ import numpy as np
 from .fileio import composition_comments, curve_csv
 from .model import Document
 
-CURVE_KINDS = ("profile", "tradeoff", "steps", "pld")
-
 
 def _col(c: np.ndarray | None, n: int) -> np.ndarray:
     return np.full(n, math.nan) if c is None else np.asarray(c, dtype=float)
