@@ -84,10 +84,6 @@ class DiscretePRV:
     def mean(self) -> float:
         return float(np.dot(self.pmf, self.values))
 
-    def variance(self) -> float:
-        v = self.values - self.mean()
-        return float(np.dot(self.pmf, v * v))
-
 
 def coarse_plan(t: float, h: float, k_total: int, err: float) -> tuple[float, int]:
     """(p, r): coarse cells r h wide where a draw lands with probability at most p, sized so
