@@ -4,7 +4,7 @@
     comp = prvgui.load("resources/examples/dpsgd_mnist.json")
     prvgui.epsilon(comp, delta=1e-5)        # Bounds(lower=..., estimate=..., upper=...)
     comp = prvgui.Composition.from_dict({"mechanisms": [
-        {"kind": "subsampled_gaussian", "sigma": 1.1, "sampling_rate": 0.004, "count": 14000}]})
+        {"kind": "laplace", "scale": 20.0, "count": 3, "label": "statistics"}]})
     prvgui.delta(comp, epsilon=2.0, eps_error=0.005)
 
 The upper bound is the certified number to publish. When a bracket is wider than eps_error

@@ -5,6 +5,7 @@ lattice sum whose delta bounds the truth from above (below): references.TwoPoint
 to scipy's binomial pmf. The certified bracket must reach the reference bracket.
 """
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,7 +17,6 @@ from prvgui.accounting import (Accountant, Gaussian, Laplace, RandomizedResponse
 from prvgui.accounting.compose import compose
 from prvgui.accounting.discretize import discretize
 from prvgui.accounting.profile import CertifiedProfile
-from prvgui.accounting.record import replace
 
 import references as ref
 

@@ -133,9 +133,8 @@ def _mp_tails(kind, params, order):
 def test_cdf_and_sf_hold_the_accuracy_discretize_assumes(kind, params, order):
     """discretize.mass_rounding trusts the cdf left of the centre to an absolute CDF_ULPS ulps of
     the continuous part's mass and the sf right of it to a relative CDF_ULPS ulps, each at a
-    point within 64 ulps
-    (1 + |t|) of the edge (its ``bias`` term). Long arrays and short ones (special.SHORT: the C
-    library's erfc) both."""
+    point within 64 ulps (1 + |t|) of the edge (its ``bias`` term). Long arrays and short ones
+    both."""
     import mpmath as mp
 
     from prvgui.accounting.discretize import CDF_ULPS

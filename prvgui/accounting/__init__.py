@@ -1,4 +1,4 @@
-"""Certified differential-privacy accounting (numpy only; no Qt, no files).
+"""Certified differential-privacy accounting (NumPy and SciPy; no Qt, no files).
 
 The public surface: mechanisms and rows (:mod:`.mechanisms`), the certified PRV
 :class:`Accountant`, and :func:`compute` for everything a view needs at once.

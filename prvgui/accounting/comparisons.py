@@ -18,11 +18,11 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
+from scipy.special import expit, gammaln, logsumexp, ndtr, ndtri
 
 from . import gdp
 from .mechanisms import MAX_COUNT, Mechanism, Row
 from .rdp import ORDERS
-from .special import expit, gammaln, logsumexp, ndtr, ndtri
 
 __all__ = ["Comparison", "compare_epsilon", "compare_delta", "rdp_delta_curve", "gdp_mu",
            "gdp_delta_curve", "gdp_tradeoff", "epsilon_vs_count", "ORDERS"]

@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from .band import band_limit, band_logs, low_dft, product_error, worth_it
 from .discretize import DiscretePRV
-from .record import Record, replace
 
 _ULP = 2.0 ** -52
 #: the largest FFT length we allow: about 20 bytes per point at the peak, so ~500 MiB
@@ -145,7 +145,8 @@ def fast_len(n: int) -> int:
     return best
 
 
-class Composed(Record):
+@dataclass(frozen=True, slots=True)
+class Composed:
     """Composed discrete PRV on a window. Value of ``pmf[i]`` is (n_start + i) h + offset."""
 
     pmf: np.ndarray

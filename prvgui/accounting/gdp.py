@@ -12,9 +12,9 @@ import math
 from typing import Callable
 
 import numpy as np
+from scipy.special import log_ndtr
 
 from .prv import PRV, integrate
-from .special import log_ndtr
 
 
 def prv_mu2(p: PRV) -> float:

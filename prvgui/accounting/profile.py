@@ -19,14 +19,13 @@ delta~(eps) = S_i - e^{eps - y_i} T_i with i the first grid point above eps.
 from __future__ import annotations
 
 import math
-
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from .compose import Composed
 from .discretize import DiscretePRV, mass_factors
-from .record import Record
 
 #: relative accuracy of the composed mass at +infinity (compose.inf_mass_of: a few ulps per row)
 P_INF_REL = 1e-12
@@ -56,7 +55,8 @@ def _suffix_sums(r: np.ndarray, h: float, block: int) -> tuple[np.ndarray, np.nd
     return s, t
 
 
-class Bounds(Record):
+@dataclass(frozen=True, slots=True)
+class Bounds:
     """lower <= estimate <= upper."""
 
     lower: float

@@ -20,16 +20,16 @@ kinds share.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from .record import Record
-
 Array = np.ndarray
 
 
-class Continuous(Record):
+@dataclass(frozen=True, slots=True)
+class Continuous:
     """Absolutely continuous part of a PRV on (lo, hi) with total mass ``mass``."""
 
     lo: float
@@ -80,7 +80,8 @@ def _search(tail: Callable[[Array], Array], tau: float, start: float, end: float
     return far
 
 
-class PRV(Record):
+@dataclass(frozen=True, slots=True)
+class PRV:
     """A privacy loss random variable Y (under P)."""
 
     atoms: tuple[tuple[float, float], ...]

@@ -14,8 +14,7 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
-
-from .special import logsumexp
+from scipy.special import logsumexp
 
 #: Renyi orders; subsampled mechanisms use the integer ones only.
 ORDERS = np.array([1.01, 1.05, 1.1, 1.25, 1.5, 1.75, *np.arange(2.0, 10.5, 0.5), *range(11, 65),
@@ -44,7 +43,7 @@ def _log_quad(logf: Callable[[np.ndarray], np.ndarray], a: float, b: float, h: f
     return out[0] + abs(out[0] - out[1])
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=len(ORDERS))  # room for every integer order: a sweep over them cycles
 def _log_binom(a: int) -> np.ndarray:
     return np.array([math.log(math.comb(a, j)) for j in range(a + 1)])
 

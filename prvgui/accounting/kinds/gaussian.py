@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtr
 
 from ..prv import PRV, TRIVIAL, Continuous, point_mass
-from ..special import ndtr
 from .base import Mechanism, Param, Search, param, ratio
 
 

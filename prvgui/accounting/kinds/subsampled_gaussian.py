@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from scipy.special import ndtr
 
 from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous
-from ..special import ndtr
 from ..subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
                            refined_breaks)
 from .base import SAMPLING_RATE, Mechanism, Param, Search, param
