@@ -89,7 +89,7 @@ def _fmt(x: float) -> str:
 def _inputs(args):
     """(composition, delta, eps_error, engine rows) from the file and the flags that override it."""
     from . import api
-    from .accounting.accountant import check_delta, check_eps_error
+    from .accounting.validate import check_delta, check_eps_error
     comp = api.load(args.file)
     delta = getattr(args, "delta", None)
     delta = check_delta(delta if delta is not None else comp.targets.delta, "--delta")
@@ -100,7 +100,7 @@ def _inputs(args):
 def _query(args, want_eps: bool) -> int:
     """``epsilon`` (want_eps) or ``delta``: certified bounds plus the comparison accountants."""
     from . import api
-    from .accounting.accountant import check_epsilon
+    from .accounting.validate import check_epsilon
     from .accounting.comparisons import compare_delta, compare_epsilon
     comp, delta, err, rows = _inputs(args)
     x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")

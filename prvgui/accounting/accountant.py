@@ -30,6 +30,8 @@ import numpy as np
 from .compose import INTERRUPTIBLE_SIZE, N_MAX, Cancelled, compose, interruptible
 from .kinds.base import ORDERS
 from .mechanisms import Neighbouring, Row
+from .validate import check_delta, check_eps_error, check_epsilon
+from .closed_form import closed_form
 from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
 from .sweep import check_counts, sweep
@@ -39,27 +41,6 @@ NEIGHBOURING = (Neighbouring.ADD_REMOVE,)
 DEFAULT_EPS_ERROR = 0.01
 #: the second order of the pair is first composed this much coarser (``Accountant._deciding``)
 SCREEN = 10.0
-
-
-def check_eps_error(eps_error: object) -> float:
-    if isinstance(eps_error, bool) or not isinstance(eps_error, (int, float)) \
-            or not math.isfinite(eps_error) or not 1e-6 <= eps_error <= 10:
-        raise ValueError(f"eps_error must be a number in [1e-6, 10], got {eps_error!r}")
-    return float(eps_error)
-
-
-def check_delta(delta: object, name: str = "delta") -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) \
-            or not math.isfinite(delta) or not 0 < delta < 1:
-        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
-    return float(delta)
-
-
-def check_epsilon(eps: object, name: str = "epsilon") -> float:
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) \
-            or not math.isfinite(eps) or eps < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {eps!r}")
-    return float(eps)
 
 
 class _Side:
@@ -255,45 +236,13 @@ class Accountant:
                           f"requested: eps_error {self.eps_error_used:.3g} instead of {self.eps_error:g}")
         return out
 
-    def _exact(self, x: float, want_eps: bool) -> Bounds | None:
-        """Closed-form answers (all-Gaussian, or one homogeneous pure/approx-DP row), with the
-        bracket widened only by the closed form's own rounding (1e-9 relative, 1e-6 for the
-        binomial sums, whose log-gamma terms limit them to ~1e-9 at 10^6 compositions)."""
-        if not self.closed_forms or not self._closed_form_applies():
-            return None
-        from .comparisons import exact_value
-        try:
-            v = exact_value(self.rows, x, want_eps)
-        except (ArithmeticError, ValueError):
-            return None
-        if v is None or math.isnan(v):
-            return None
-        gauss = all(r.mechanism.gaussian_mu() is not None for r in self.rows
-                    if r.count > 0 and not r.mechanism.is_trivial())
-        rel = 1e-9 if gauss else 1e-6
-        if math.isinf(v):
-            return Bounds(v, v, v)
-        if want_eps:
-            return Bounds(max(0.0, v * (1 - rel) - 1e-12), v, v * (1 + rel) + 1e-12)
-        return Bounds(max(0.0, v * (1 - rel) - 1e-15), v, min(1.0, v * (1 + rel) + 1e-15))
-
-    def _closed_form_applies(self) -> bool:
-        """Cheap pre-check of ``comparisons.exact_value``'s cases (which decides exactly)."""
-        active = [r.mechanism for r in self.rows if r.count > 0 and not r.mechanism.is_trivial()]
-        if not active:
-            return False
-        if all(m.gaussian_mu() is not None for m in active):
-            return True
-        pairs = {m.exact_eps_delta() for m in active}
-        return None not in pairs and len(pairs) == 1
-
     # ------------------------------------------------------------ queries
     def epsilon(self, delta: float, progress=None) -> Bounds:
         """Certified bounds on epsilon(delta)."""
         delta = check_delta(delta)
         if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
             return Bounds(math.inf, math.inf, math.inf)
-        exact = self._exact(delta, True)
+        exact = closed_form(self.rows, delta, True) if self.closed_forms else None
         if exact is not None:
             return exact
         level = error_level(delta)
@@ -327,7 +276,7 @@ class Accountant:
     def delta(self, epsilon: float, progress=None) -> Bounds:
         """Certified bounds on delta(epsilon)."""
         epsilon = check_epsilon(epsilon)
-        exact = self._exact(epsilon, False)
+        exact = closed_form(self.rows, epsilon, False) if self.closed_forms else None
         if exact is not None:
             return exact
         eps = np.array([epsilon])

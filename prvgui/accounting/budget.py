@@ -20,7 +20,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .accountant import Accountant, check_delta, check_eps_error
+from .accountant import Accountant
+from .validate import check_delta, check_eps_error
 from .calibrate import Infeasible, calibrate
 from .mechanisms import Row
 from .profile import Bounds

@@ -21,7 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from .accountant import Accountant, check_delta, check_eps_error
+from .accountant import Accountant
+from .validate import check_delta, check_eps_error
 from .compose import Cancelled
 from .kinds.base import Search
 from .mechanisms import MAX_COUNT, Row, kind_class

@@ -23,6 +23,7 @@ from scipy.special import expit, gammaln, logsumexp, ndtr, ndtri
 from . import gdp
 from .mechanisms import MAX_COUNT, Mechanism, Row
 from .rdp import ORDERS
+from .validate import check_delta, check_epsilon, check_number
 
 __all__ = ["Comparison", "compare_epsilon", "compare_delta", "rdp_delta_curve", "gdp_mu",
            "gdp_delta_curve", "gdp_tradeoff", "epsilon_vs_count", "ORDERS"]
@@ -58,16 +59,6 @@ class Comparison:
         """JSON-friendly dict; None stays None and infinity stays ``float('inf')``."""
         return {"name": self.name, "label": self.label, "kind": self.kind,
                 "value": None if self.value is None else float(self.value), "note": self.note}
-
-
-def _number(name: str, x: object, lo: float, hi: float, strict: bool = False) -> float:
-    """A finite real in [lo, hi] ((lo, hi) if strict); NaN and infinities fail."""
-    ok = not isinstance(x, bool) and isinstance(x, (int, float, np.integer, np.floating))
-    v = float(x) if ok else math.nan
-    if not math.isfinite(v) or not (lo < v < hi if strict else lo <= v <= hi):
-        rng = f"in ({lo}, {hi})" if strict else f"in [{lo}, {hi}]" if hi < math.inf else f">= {lo}"
-        raise ValueError(f"{name} must be a finite number {rng}, got {x!r}")
-    return v
 
 
 def _array(name: str, x: object, lo: float = 0.0, hi: float = math.inf) -> np.ndarray:
@@ -299,7 +290,7 @@ def compare_epsilon(rows: Sequence[Row], delta: float) -> dict[str, Comparison]:
     dict of str to Comparison
         Keys ``rdp``, ``gdp``, ``basic``, ``advanced``, ``exact``, in that order.
     """
-    return _compare(rows, _number("delta", delta, 0.0, 1.0, strict=True), True)
+    return _compare(rows, check_delta(delta), True)
 
 
 def compare_delta(rows: Sequence[Row], epsilon: float) -> dict[str, Comparison]:
@@ -307,7 +298,7 @@ def compare_delta(rows: Sequence[Row], epsilon: float) -> dict[str, Comparison]:
 
     Parameters and return value as for :func:`compare_epsilon`, with epsilon in place of delta.
     """
-    return _compare(rows, _number("epsilon", epsilon, 0.0, math.inf), False)
+    return _compare(rows, check_epsilon(epsilon), False)
 
 
 def rdp_delta_curve(rows: Sequence[Row], eps: np.ndarray) -> np.ndarray | None:
@@ -336,7 +327,7 @@ def gdp_delta_curve(rows: Sequence[Row], eps: np.ndarray) -> np.ndarray | None:
 
 def gdp_tradeoff(mu: float, alpha: np.ndarray) -> np.ndarray:
     """Tradeoff function of mu-GDP, beta = Phi(Phi^-1(1 - alpha) - mu), for alpha in [0, 1]."""
-    mu = mu if mu == math.inf else _number("mu", mu, 0.0, math.inf)
+    mu = mu if mu == math.inf else check_number("mu", mu, 0.0)
     alpha = _array("alpha", alpha, 0.0, 1.0)
     return np.zeros(alpha.shape) if math.isinf(mu) else ndtr(-ndtri(alpha) - mu)
 
@@ -361,7 +352,7 @@ def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
     dict
         ``{"rdp": eps array or None, "gdp": eps array or None}`` (None: not applicable).
     """
-    delta = _number("delta", delta, 0.0, 1.0, strict=True)
+    delta = check_delta(delta)
     rows = list(rows)
     if isinstance(row_index, bool) or not isinstance(row_index, (int, np.integer)) \
             or not 0 <= row_index < len(rows):

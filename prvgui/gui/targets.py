@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QWidget
 
-from ..accounting.accountant import check_delta, check_eps_error, check_epsilon
+from ..accounting.validate import check_delta, check_eps_error, check_epsilon
 from ..document.model import Document, Targets
 from .fmt import fmt_value, parse_number, same_value
 from .undo import Editor
@@ -83,7 +83,7 @@ class TargetsWidget(QGroupBox):
         self._doc.unsubscribe(self._on_document)
 
     def error(self) -> str | None:
-        """The first invalid target, e.g. ``target δ: δ must be a number in (0, 1), got 'x'``."""
+        """The first invalid target, e.g. ``target δ: δ must be a number, got 'x'``."""
         for name in FIELDS:
             if self._errors[name]:
                 return f"{TITLES[name].lower()}: {self._errors[name]}"

@@ -20,6 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import prv as _prv
+from ..validate import check_number
 
 
 class Neighbouring(str, Enum):
@@ -40,28 +41,6 @@ class Neighbouring(str, Enum):
 #: the two orders of a dominating pair (P, Q): "remove" is P = D, Q = D' with D' = D minus a
 #: record; "add" is the swapped pair. Symmetric mechanisms have one PRV for both.
 ORDERS = ("remove", "add")
-
-
-def check_number(name: str, value: object, lo: float = -math.inf, hi: float = math.inf,
-                 lo_open: bool = False, hi_open: bool = False) -> float:
-    """``value`` as a float if it is a finite real number in the range, else a ValueError whose
-    message starts with ``name`` and shows the value (``sigma must be >= 0, got -1``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if v < lo or v > hi or (lo_open and v == lo) or (hi_open and v == hi):
-        raise ValueError(f"{name} must be {_range_text(lo, hi, lo_open, hi_open)}, got {value!r}")
-    return v
-
-
-def _range_text(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:
-    if math.isinf(hi):
-        return f"{'>' if lo_open else '>='} {lo:g}"
-    if math.isinf(lo):
-        return f"{'<' if hi_open else '<='} {hi:g}"
-    return f"in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
 
 
 @dataclass(frozen=True)
