@@ -181,8 +181,20 @@ def _run_gui(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .accounting.calibrate import Infeasible
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command line ``argv`` and return the exit status.
+
+    Without ``argv`` (the ``prvgui`` command, ``python -m prvgui`` and the bundle) it reads
+    sys.argv and first tunes the process (tuning.py) before anything imports NumPy; a caller
+    that passes ``argv``, such as a test, keeps its process as it was.
+    """
+    if argv is None:
+        from .tuning import tuned_startup
+        with tuned_startup():
+            from .accounting.calibrate import Infeasible
+        argv = sys.argv[1:]
+    else:
+        from .accounting.calibrate import Infeasible
+    argv = list(argv)
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = _parser().parse_args(argv)

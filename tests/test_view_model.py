@@ -87,28 +87,3 @@ def test_steps_counts():
     c = steps_counts(10**5, 200)
     assert c[0] == 1 and c[-1] == 10**5 and len(c) <= 200 and np.all(np.diff(c) > 0)
     assert list(steps_counts(5, 40)) == [1, 2, 3, 4, 5]
-
-
-def test_heap_pad_is_set_on_glibc_and_can_be_switched_off(monkeypatch):
-    import platform
-    from prvgui.accounting.heap import keep_freed_memory
-    monkeypatch.setenv("PRVGUI_HEAP_PAD", "0")
-    assert keep_freed_memory() is False
-    monkeypatch.delenv("PRVGUI_HEAP_PAD")
-    assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")
-
-
-@pytest.mark.parametrize("env,disabled_before,frozen,enabled_after", [
-    ({}, False, True, True), ({"PRVGUI_GC_FREEZE": "0"}, False, False, True), ({}, True, True, False)])
-def test_import_pauses_the_collector_and_restores_it(env, disabled_before, frozen, enabled_after):
-    import json
-    import os
-    import subprocess
-    import sys
-    code = ("import gc, json\n" + ("gc.disable()\n" if disabled_before else "") +
-            "import prvgui.accounting\n"
-            "print(json.dumps([gc.get_freeze_count() > 0, gc.isenabled()]))")
-    run_env = {k: v for k, v in os.environ.items() if k != "PRVGUI_GC_FREEZE"} | env
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env=run_env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert json.loads(out.stdout) == [frozen, enabled_after]

@@ -3,20 +3,12 @@
 The public surface: mechanisms and rows (:mod:`.mechanisms`), the certified PRV
 :class:`Accountant`, and :func:`compute` for everything a view needs at once.
 """
-from .heap import keep_freed_memory, pause_collection, resume_collection
-
-_state = pause_collection()  # no collections while NumPy and the package are imported (heap.py)
-try:
-    from .accountant import Accountant
-    from .mechanisms import (MECHANISM_KINDS, ApproxDP, Gaussian, Laplace, Mechanism, Neighbouring,
-                             PureDP, RandomizedResponse, Row, SubsampledGaussian, SubsampledLaplace,
-                             mechanism_from_params)
-    from .profile import Bounds
-finally:
-    resume_collection(_state)
+from .accountant import Accountant
+from .mechanisms import (MECHANISM_KINDS, ApproxDP, Gaussian, Laplace, Mechanism, Neighbouring,
+                         PureDP, RandomizedResponse, Row, SubsampledGaussian, SubsampledLaplace,
+                         mechanism_from_params)
+from .profile import Bounds
 
 __all__ = ["Accountant", "Bounds", "Row", "Mechanism", "MECHANISM_KINDS", "Neighbouring", "mechanism_from_params",
            "Gaussian", "Laplace", "RandomizedResponse", "PureDP", "ApproxDP",
            "SubsampledGaussian", "SubsampledLaplace"]
-
-keep_freed_memory()

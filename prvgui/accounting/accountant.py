@@ -27,7 +27,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .compose import INTERRUPTIBLE_SIZE, N_MAX, Cancelled, compose, interruptible
+from .compose import INTERRUPTIBLE_SIZE, N_MAX, compose, interruptible
+from .errors import Cancelled
 from .kinds.base import ORDERS
 from .mechanisms import Neighbouring, Row
 from .validate import check_delta, check_eps_error, check_epsilon

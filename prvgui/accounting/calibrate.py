@@ -23,7 +23,7 @@ import numpy as np
 
 from .accountant import Accountant
 from .validate import check_delta, check_eps_error
-from .compose import Cancelled
+from .errors import Cancelled
 from .kinds.base import Search
 from .mechanisms import MAX_COUNT, Row, kind_class
 from .profile import Bounds

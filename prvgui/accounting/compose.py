@@ -43,44 +43,15 @@ import numpy as np
 
 from .band import band_limit, band_logs, low_dft, product_error, worth_it
 from .discretize import DiscretePRV
+from .errors import GridTooLarge, check_cancel
 
 _ULP = 2.0 ** -52
 #: the largest FFT length we allow: about 20 bytes per point at the peak, so ~500 MiB
 N_MAX = 24 * 2 ** 20
 
 
-class GridTooLarge(MemoryError):
-    """The window needs more FFT points than allowed; ``width`` is its length in loss units."""
-
-    def __init__(self, n: int, n_max: int, width: float) -> None:
-        super().__init__(f"the composition needs an FFT of {n} points (limit {n_max})")
-        self.n = n
-        self.width = width
-
-
 #: the grid may coarsen by at most this factor (the bracket widens as much) before giving up
 MAX_COARSENING = 1e4
-
-
-def grid_exhausted(width: float, eps_error_needed: float, n_max: int) -> MemoryError:
-    """The error for a composition whose loss range no allowed grid can hold."""
-    msg = (f"the privacy loss of this composition spans {width:.3g} nats, more than "
-           f"{n_max} grid points can hold at this accuracy")
-    if eps_error_needed <= 10:
-        msg += f"; an eps_error of about {eps_error_needed:.2g} would fit"
-    else:
-        msg += ("; no accuracy setting is coarse enough: the composition is far from private "
-                "at these parameters (for example a very small noise scale)")
-    return MemoryError(msg)
-
-
-class Cancelled(Exception):
-    """Raised when a computation is cancelled through its cancel token."""
-
-
-def check_cancel(cancel: Callable[[], bool] | None) -> None:
-    if cancel is not None and cancel():
-        raise Cancelled("computation cancelled")
 
 
 #: the band path is used when the proved band is at most n / BAND_FRACTION frequencies

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import GridTooLarge
 from .prv import PRV
 
 _ULP = 2.0 ** -52
@@ -139,7 +140,6 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         j_lo = math.floor(a / h + 0.5)
         j_hi = max(math.ceil(b / h - 0.5), j_lo)
         if j_hi - j_lo + 2 > max_cells:
-            from .compose import GridTooLarge
             raise GridTooLarge(j_hi - j_lo + 2, max_cells, b - a)
         e_idx = _edges(c, h, j_lo, j_hi, tau, coarse)
         edges = (e_idx - 0.5) * h

@@ -28,7 +28,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
-from .compose import MAX_COARSENING, Cancelled, Composed, GridTooLarge, grid_exhausted
+from .compose import MAX_COARSENING, Composed
+from .errors import Cancelled, GridTooLarge, grid_exhausted
 from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure, discretize
 from .profile import CertifiedProfile
 from .prv import PRV

@@ -19,7 +19,7 @@ import numpy as np
 from . import comparisons as cmp
 from .accountant import Accountant
 from .validate import check_delta, check_eps_error, check_epsilon
-from .compose import Cancelled
+from .errors import Cancelled
 from .curves import pld_for_plot, tradeoff_bounds
 from .mechanisms import Row
 from .pipeline import error_level

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from ..accounting.compose import Cancelled
+from ..accounting.errors import Cancelled
 
 
 def failure_text(exc: object) -> str:

@@ -54,7 +54,7 @@ def until_cancelled(progress, cancel):
     """A fake job for the worker threads: reports progress and waits until it is cancelled."""
     import time
 
-    from prvgui.accounting.compose import Cancelled
+    from prvgui.accounting.errors import Cancelled
     for i in range(100_000):
         if cancel():
             raise Cancelled("computation cancelled")
