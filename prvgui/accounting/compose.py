@@ -8,9 +8,7 @@ distribution of n modulo N with one real FFT per row and a power per row
 Errors, each an additive bound on delta(eps) of the finite part:
 
 * ``window``: mass of S~ outside the window, which the circular convolution
-  moves into it. Bounded by Chernoff's inequality with the exact cumulant
-  generating function of each discrete row (evaluated on blocks, rounding each
-  block's values outward, so the bound stays an upper bound).
+  moves into it (window.py: Chernoff's inequality).
 * ``aggregation``: when the composed spectrum is band-limited, the window is
   read on a coarser mesh d h (d a power of two) by an aliasing-free
   decimation of the spectrum: block sums of d cells, placed at block centres.
@@ -44,6 +42,7 @@ import numpy as np
 from .band import band_limit, band_logs, low_dft, product_error, worth_it
 from .discretize import DiscretePRV
 from .errors import GridTooLarge, check_cancel
+from .window import PreparedRow, choose_window
 
 _ULP = 2.0 ** -52
 #: the largest FFT length we allow: about 20 bytes per point at the peak, so ~500 MiB
@@ -146,113 +145,6 @@ class Composed:
         if i0 == 0 and i1 == self.pmf.size or i1 <= i0:
             return self
         return replace(self, pmf=self.pmf[i0:i1], n_start=self.n_start + i0)
-
-
-def _cgf_blocks(d: DiscretePRV, blocks: int = 2048) -> tuple[np.ndarray, np.ndarray, float]:
-    """(log P_b, m_b, w) of ``_cgf_bounds``: block masses, block means and the half-width."""
-    n = d.pmf.size
-    size = max(1, -(-n // blocks))
-    full = n // size  # whole blocks; the last, partial one is padded on its own
-    pm = d.pmf[:full * size].reshape(-1, size)
-    if full * size < n:
-        last = np.zeros((1, size))
-        last[0, :n - full * size] = d.pmf[full * size:]
-        pm = (pm, last)
-    else:
-        pm = (pm,)
-    p = np.concatenate([b.sum(axis=1) for b in pm])
-    local = np.arange(size, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mloc = np.where(p > 0, np.concatenate([b @ local for b in pm]) / p, 0.0)
-        logp = np.log(p)
-    centres = (d.start + np.arange(p.size) * size + mloc) * d.h + d.shift
-    keep = p > 0
-    return logp[keep], centres[keep], (size - 1) * d.h
-
-
-def _cgf_bounds(blocks: tuple[np.ndarray, np.ndarray, float], lams: np.ndarray) -> np.ndarray:
-    """Upper bounds on log E[exp(lam Y~)] for each lam (positive or negative).
-
-    Values are grouped in blocks; with block mass P_b, block mean m_b and
-    |y - m_b| <= w inside a block, e^x <= 1 + x + x^2 e^|x| / 2 gives
-    sum_b P_b e^{lam m_b} (1 + (lam w)^2 e^{|lam| w} / 2), the first-order
-    terms cancelling by the choice of m_b. (2048 blocks: DP-SGD windows within 1% of those
-    from 4096 blocks, at half the cost.) ``blocks`` is ``_cgf_blocks`` of the row.
-    """
-    logp, centres, w = blocks
-    out = np.empty(lams.size)
-    for part in range(0, lams.size, 32):  # 32 lambdas at a time: a few MB of work space
-        lam = lams[part:part + 32, None]
-        e = lam * centres
-        e += logp
-        m = e.max(axis=1, keepdims=True)
-        e -= m
-        np.exp(e, out=e)
-        out[part:part + 32] = m[:, 0] + np.log(e.sum(axis=1))
-    x = np.abs(lams) * w
-    with np.errstate(over="ignore"):
-        corr = np.where(x < 600, np.log1p(0.5 * x * x * np.exp(np.minimum(x, 600))),
-                        math.log(0.5) + 2 * np.log(np.maximum(x, 1e-300)) + x)
-    return out + corr
-
-
-#: Chernoff parameters (10 per decade: the window is within 1% of the 20-per-decade optimum)
-LAMBDAS = np.geomspace(1e-4, 1e5, 91)
-#: choose_window looks at every COARSE-th lambda first, then next to the best of those
-COARSE = 6
-
-
-class PreparedRow:
-    """A discrete row with its cumulant bounds at LAMBDAS, computed when first asked for and
-    kept (a window needs about a third of them; a steps curve's counts share them)."""
-
-    def __init__(self, d: DiscretePRV) -> None:
-        self.d = d
-        self._blocks: tuple | None = None
-        self._cgf = np.full((2, LAMBDAS.size), np.nan)  # row 0: +lambda, row 1: -lambda
-
-    def cgf(self, negative: bool, idx: np.ndarray) -> np.ndarray:
-        """Bounds on log E[exp(+-LAMBDAS[idx] Y~)]."""
-        row = self._cgf[int(negative)]
-        todo = idx[np.isnan(row[idx])]
-        if todo.size:
-            if self._blocks is None:
-                self._blocks = _cgf_blocks(self.d)
-            row[todo] = _cgf_bounds(self._blocks, -LAMBDAS[todo] if negative else LAMBDAS[todo])
-        return row[idx]
-
-
-def _chernoff(rows: list[tuple[PreparedRow, int]], negative: bool, log_t: float) -> float:
-    """min over LAMBDAS of (sum k cgf(+-lambda) + log_t) / lambda: a bound b with
-    P(+-S~ >= b) <= e^-log_t. The objective is quasi-convex in lambda (a convex function plus
-    a constant, over lambda), so its grid minimum lies next to the best of every COARSE-th
-    lambda; any lambda gives a valid bound, so the search can only cost width, never validity."""
-    def g(idx: np.ndarray) -> np.ndarray:
-        return (sum(k * r.cgf(negative, idx) for r, k in rows) + log_t) / LAMBDAS[idx]
-    coarse = np.arange(0, LAMBDAS.size, COARSE)
-    vals = g(coarse)
-    j = int(coarse[int(np.argmin(vals))])
-    fine = np.arange(max(0, j - COARSE + 1), min(LAMBDAS.size, j + COARSE))
-    return float(min(vals.min(), g(fine).min()))
-
-
-def choose_window(rows: list[tuple[PreparedRow, int]], mass: float) -> tuple[float, float, float]:
-    """An interval [lo, hi] and a bound (<= ``mass``) on P(S~ outside it)."""
-    lo_all = sum(k * (r.d.start * r.d.h + r.d.shift) for r, k in rows)
-    hi_all = sum(k * ((r.d.start + r.d.pmf.size - 1) * r.d.h + r.d.shift) for r, k in rows)
-    log_t = math.log(2.0 / mass)
-    hi = _chernoff(rows, False, log_t)
-    lo = -_chernoff(rows, True, log_t)
-    out = 0.0
-    if hi >= hi_all:
-        hi = hi_all
-    else:
-        out += mass / 2
-    if lo <= lo_all:
-        lo = lo_all
-    else:
-        out += mass / 2
-    return lo, hi, out
 
 
 def _fold(x: np.ndarray, n: int) -> np.ndarray:

@@ -15,12 +15,13 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .band import band_logs, low_dft, product_error
+from .compose import (INTERRUPTIBLE_SIZE, choose_band, fft_len, fft_rel_error, finish, inf_mass_of,
+                      interruptible, row_spectrum)
 from .errors import GridTooLarge, check_cancel
-from .compose import (INTERRUPTIBLE_SIZE, PreparedRow, choose_band, choose_window,
-                      fft_len, fft_rel_error, finish, inf_mass_of, interruptible, row_spectrum)
 from .pipeline import certify, coarsened, discretize_rows, make_plan
 from .profile import Bounds
 from .prv import PRV
+from .window import PreparedRow, choose_window
 
 #: at most this many counts per sweep
 MAX_COUNTS = 200
