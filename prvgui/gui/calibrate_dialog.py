@@ -6,27 +6,25 @@ worker thread together with a sweep of ε against the parameter around the answe
 the target line and the answer marked. Apply writes the value into the row as one undoable
 ``ReplaceRow`` edit (undo.py) and closes the dialog.
 
-The work runs on ``tasks.TaskRunner``; the sweep is the engine's ``calibration_sweep``.
+The work (calibration_job.py) runs on ``tasks.TaskRunner``; the plot is calibration_plot.py.
 """
 from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from collections.abc import Callable
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
-from ..accounting import Row
-from ..accounting.calibrate import (Calibration, Infeasible, calibrate, calibration_sweep,
-                                    parameters_for, search_spec)
+from ..accounting.calibrate import (Calibration, Infeasible, parameters_for, search_spec)
 from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_value, parse_number
+from .calibration_job import CalibrationOutcome, CalibrationRequest, run_calibration
 from .calibration_plot import CalibrationPlot
 from .row_form import COUNT_TIP
 from .tasks import TaskRunner, failure_text
@@ -35,10 +33,6 @@ from .targets import check_field
 from .undo import Editor
 from .widgets import ErrorLabel, mark
 
-#: points of the ε-versus-parameter sweep drawn under the answer (plus the answer itself)
-SWEEP_POINTS = 19
-#: share of the progress bar given to the search; the sweep takes the rest
-SEARCH_SHARE = 0.75
 #: how the hint names a parameter
 SHORT_NAMES = {"sigma": "σ", "scale": "b", "sampling_rate": "q", "epsilon": "mechanism ε", "count": "count"}
 TARGET_TIP = "The largest ε (nats) the composition may have at δ; a number > 0, e.g. 2 or 1e-1."
@@ -51,40 +45,6 @@ def check_positive(text: str, name: str) -> tuple[float | None, str | None]:
             or value <= 0:
         return None, f"{name} must be a finite number > 0, got {text.strip()!r}"
     return float(value), None
-
-
-# ------------------------------------------------------------------ the job (worker thread)
-@dataclass(frozen=True)
-class CalibrationRequest:
-    rows: tuple[Row, ...]
-    row_index: int
-    parameter: str
-    target_epsilon: float
-    delta: float
-    eps_error: float
-
-
-@dataclass(frozen=True)
-class CalibrationOutcome:
-    calibration: Calibration
-    #: the sweep: parameter values and ε bounds at delta (NaN where a value could not be computed)
-    values: np.ndarray
-    lower: np.ndarray
-    estimate: np.ndarray
-    upper: np.ndarray
-
-
-def run_calibration(request: CalibrationRequest, progress: Callable[[float, str], None],
-                    cancel: Callable[[], bool]) -> CalibrationOutcome:
-    """The engine's search, then its sweep around the answer; runs on the worker thread."""
-    r = request
-    cal = calibrate(list(r.rows), r.row_index, r.parameter, r.target_epsilon, r.delta, r.eps_error,
-                    progress=lambda f, text: progress(SEARCH_SHARE * f, text), cancel=cancel)
-    sweep = calibration_sweep(list(r.rows), r.row_index, cal, r.eps_error, SWEEP_POINTS,
-                              progress=lambda f: progress(SEARCH_SHARE + (1 - SEARCH_SHARE) * f,
-                                                          "drawing ε against the parameter"),
-                              cancel=cancel)
-    return CalibrationOutcome(cal, *sweep)
 
 
 # ------------------------------------------------------------------ the dialog

@@ -11,7 +11,8 @@ from prvgui.accounting.calibrate import calibrate
 from prvgui.document.model import Document, RowSpec, Targets
 from prvgui.gui.budget_view import BudgetView
 from prvgui.accounting.calibrate import rows_with, sweep_values
-from prvgui.gui.calibrate_dialog import CalibrateDialog, run_calibration
+from prvgui.gui.calibrate_dialog import CalibrateDialog
+from prvgui.gui.calibration_job import run_calibration
 from prvgui.gui.fmt import fmt_bound
 from prvgui.paths import resource_dir
 
