@@ -135,7 +135,7 @@ def test_a_kind_added_as_one_module_works_everywhere(tmp_path, monkeypatch):
     calibration and the accountant all take it, with no edit anywhere else."""
     (tmp_path / "doubled_rr_kind.py").write_text(textwrap.dedent(TOY))
     monkeypatch.setattr(kinds_pkg, "__path__", [*kinds_pkg.__path__, str(tmp_path)])
-    found = kinds_pkg._discover()
+    found = kinds_pkg.discover()
     assert "doubled_rr" in found and list(found)[-1] == "doubled_rr"
     monkeypatch.setitem(MECHANISM_KINDS, "doubled_rr", found["doubled_rr"])
     monkeypatch.delitem(sys.modules, "prvgui.accounting.kinds.doubled_rr_kind", raising=False)

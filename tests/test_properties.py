@@ -70,8 +70,7 @@ def test_both_orders_covered(sigma, q, k, delta):
     error level the answer used); screening may only tighten its upper end."""
     acc = Accountant([Row(SubsampledGaussian(sigma, q), k)])
     b = acc.epsilon(delta)
-    level, ext = acc._used.get(delta, error_level(delta)), delta in acc._used
-    per_order = [acc._side(o, level, extended=ext).profile.epsilon(delta) for o in acc.orders]
+    per_order = [p.epsilon(delta) for p in acc.profiles_behind(delta)]
     assert len(per_order) == 2
     assert b.lower == max(p.lower for p in per_order)
     assert max(p.lower for p in per_order) <= b.upper <= max(p.upper for p in per_order)

@@ -392,6 +392,13 @@ class Accountant:
                 out.append(self._side(o, level, extended=ext).budget)
         return out
 
+    def profiles_behind(self, delta: float) -> list[CertifiedProfile]:
+        """Each order's certified profile at the error level and precision that epsilon(delta)
+        used (composed in full; the answer is the max over them)."""
+        delta = check_delta(delta)
+        level, ext = self._used.get(delta, error_level(delta)), delta in self._used
+        return [s.profile for s in self._sides(level, extended=ext) if s.profile is not None]
+
     def profiles(self, level: float) -> list[CertifiedProfile]:
         """Both orders' certified profiles at ``level``, composed in full."""
         return [s.profile for s in self._sides(level) if s.profile is not None]

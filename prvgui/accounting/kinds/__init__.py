@@ -10,10 +10,12 @@ import pkgutil
 
 from .base import Mechanism, Neighbouring
 
-__all__ = ["KINDS", "DPSGD_KIND", "Mechanism", "Neighbouring", "kind_class", "mechanism_from_params"]
+__all__ = ["KINDS", "DPSGD_KIND", "Mechanism", "Neighbouring", "discover", "kind_class", "mechanism_from_params"]
 
 
-def _discover() -> dict[str, type[Mechanism]]:
+def discover() -> dict[str, type[Mechanism]]:
+    """Import every kind module of this package (its ``__path__``) and return its classes by
+    kind name, in menu order."""
     found = []
     for info in pkgutil.iter_modules(__path__):
         if info.name == "base":
@@ -30,7 +32,7 @@ def _discover() -> dict[str, type[Mechanism]]:
 
 
 #: kind name -> class, in menu order
-KINDS: dict[str, type[Mechanism]] = _discover()
+KINDS: dict[str, type[Mechanism]] = discover()
 
 
 #: the kind of a DP-SGD training step (the DP-SGD helper makes rows of it)
