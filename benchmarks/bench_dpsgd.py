@@ -8,6 +8,8 @@ each sees the same spells of machine noise) and ratios measured in the same run,
 plus the peak memory of the k = 10^6 run (--big) and the 200-point epsilon-vs-steps curve. Bytecode
 caching is on for every process (PYTHONDONTWRITEBYTECODE is removed) and one untimed warm-up
 run per program comes first, so each side runs from compiled modules, as after an install.
+The library runs are plain imports (no process tuning); the CLI run goes through main()
+as the ``prvgui`` command does, with the command's process tuning (prvgui/tuning.py).
 """
 from __future__ import annotations
 
@@ -57,8 +59,10 @@ import resource
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 CLI = """
+import sys
 from prvgui.cli import main
-raise SystemExit(main(["epsilon", {path!r}, "--delta", "{delta}", "--json"]))
+sys.argv = ["prvgui", "epsilon", {path!r}, "--delta", "{delta}", "--json"]
+raise SystemExit(main())  # as the prvgui command runs it: with the process tuning (tuning.py)
 """
 
 
