@@ -46,10 +46,10 @@ print(acc.get_epsilon({delta}))
 STEPS = """
 import time, numpy as np
 from prvgui.accounting import Accountant, Row, SubsampledGaussian
-from prvgui.accounting.curves import epsilon_vs_count
+
 acc = Accountant([Row(SubsampledGaussian({sigma}, {q}), {k})], eps_error=0.01)
 t = time.perf_counter()
-cs, b = epsilon_vs_count(acc, 0, np.unique(np.linspace(1, {k}, 200).astype(int)), {delta})
+cs, b = acc.epsilon_vs_count(0, np.unique(np.linspace(1, {k}, 200).astype(int)), {delta})
 print(time.perf_counter() - t, len(cs), b[-1].upper)
 """
 

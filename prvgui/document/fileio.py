@@ -23,6 +23,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..accounting.mechanisms import MECHANISM_KINDS
+from ..accounting.validate import check_number
 from .model import Composition, Document, RowSpec, Targets, check_count, param_names
 
 FORMAT = "prvgui.composition"
@@ -126,11 +127,11 @@ def _row(i: int, m: object) -> RowSpec:
 
 
 def _number(where: str, v: object, lo: float, hi: float, lo_open: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise FileFormatError(f"{where}: must be a finite number, got {v!r}")
-    if v < lo or v > hi or (lo_open and v == lo):
-        raise FileFormatError(f"{where}: must be in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {v!r}")
-    return float(v)
+    field = where.rsplit(".", 1)[-1]
+    try:
+        return check_number(field, v, lo, hi, lo_open)
+    except ValueError as exc:
+        raise FileFormatError(f"{where}: {exc}") from None
 
 
 def _targets(t: object) -> Targets:

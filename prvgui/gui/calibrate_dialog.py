@@ -11,7 +11,6 @@ The work (calibration_job.py) runs on ``tasks.TaskRunner``; the plot is calibrat
 from __future__ import annotations
 
 import html
-import math
 from dataclasses import replace
 from collections.abc import Callable
 
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLa
 
 from ..accounting.calibrate import (Calibration, Infeasible, parameters_for, search_spec)
 from ..accounting.mechanisms import kind_class
+from ..accounting.validate import check_number
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_value, parse_number
 from .calibration_job import CalibrationOutcome, CalibrationRequest, run_calibration
@@ -40,11 +40,10 @@ TARGET_TIP = "The largest ε (nats) the composition may have at δ; a number > 0
 
 def check_positive(text: str, name: str) -> tuple[float | None, str | None]:
     """(value, None) for text that reads as a finite number > 0, else (None, message)."""
-    value = parse_number(text)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value <= 0:
-        return None, f"{name} must be a finite number > 0, got {text.strip()!r}"
-    return float(value), None
+    try:
+        return check_number(name, parse_number(text), 0.0, lo_open=True), None
+    except ValueError as exc:
+        return None, str(exc)
 
 
 # ------------------------------------------------------------------ the dialog

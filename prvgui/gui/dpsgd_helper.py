@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QHBoxLayo
                                QVBoxLayout, QWidget)
 
 from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT
+from ..accounting.validate import check_number
 from ..document.model import RowSpec
 from .fmt import POISSON_NOTE, fmt, fmt_count, fmt_value, parse_number
 from .widgets import ErrorLabel, mark
@@ -34,9 +35,7 @@ def dpsgd_schedule(dataset_size: object, batch_size: object, epochs: object) -> 
     """
     n = _whole("dataset size", dataset_size, 1, MAX_DATASET)
     b = _whole("batch size", batch_size, 1, n)
-    if isinstance(epochs, bool) or not isinstance(epochs, (int, float)) or not math.isfinite(epochs) \
-            or epochs <= 0:
-        raise ValueError(f"epochs must be a number > 0, got {epochs!r}")
+    epochs = check_number("epochs", epochs, 0.0, lo_open=True)
     q = b / n
     exact = epochs / q
     steps = max(1, math.ceil(exact - 1e-9 * max(1.0, exact)))
