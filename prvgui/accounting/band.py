@@ -182,8 +182,8 @@ def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray
 
 
 def worth_it(n: int, band: int, cells: int) -> bool:
-    """Whether low_dft on ``band`` frequencies beats a full FFT of length n (measured: one
-    term of low_dft's sums costs about five times one n log2 n unit of the FFT)."""
+    """Whether low_dft on ``band`` frequencies beats a full FFT of length n (cost model: one
+    term of low_dft's sums costs about five n log2 n units of the FFT)."""
     b_size = max(1, min(cells, int(X_MAX * n / (math.pi * band))))
     r_max, _ = _terms(math.pi * band * b_size / n)
     terms = band * -(-cells // b_size) * (r_max + 1)
