@@ -1,4 +1,4 @@
-"""What every mechanism kind provides, and the one validator of its parameters.
+"""What every mechanism kind provides: its parameters, its dominating pairs, its facts.
 
 A kind is one module in this package defining one :class:`Mechanism` subclass, a frozen
 dataclass whose fields are its parameters, each declared with :func:`param` (its range,
