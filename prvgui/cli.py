@@ -101,23 +101,27 @@ def _query(args, want_eps: bool) -> int:
     """``epsilon`` (want_eps) or ``delta``: certified bounds plus the comparison accountants."""
     from . import api
     from .accounting.validate import check_epsilon
+    from .accounting.certified import best_upper
     from .accounting.comparisons import compare_delta, compare_epsilon
     comp, delta, err, rows = _inputs(args)
     x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")
     acc = api.accountant(comp, err)
     b = acc.epsilon(x) if want_eps else acc.delta(x)
     comps = (compare_epsilon if want_eps else compare_delta)(rows, x)
+    best = best_upper(b.upper, comps, want_eps)
     asked, given = ("epsilon", "delta") if want_eps else ("delta", "epsilon")
     if args.json:
-        out = {asked: b.as_dict(), given: x, "eps_error": err,
+        out = {asked: b.as_dict(), given: x, "eps_error": err, "certified_upper": best.as_dict(),
                "comparisons": {k: v.as_dict() for k, v in comps.items()}, "warnings": acc.warnings}
         print(json.dumps(out))
         return 0
     show = _fmt if want_eps else (lambda v: f"{v:.6g}")
     print(f"{asked} at {given} = {x:g} (eps_error {err:g})")
+    print(f"  certified     {asked} <= {show(best.value)}   <- publish this one"
+          + ("" if best.by == "prv" else f" ({comps[best.by].label}: tighter than the PRV bracket)"))
     print(f"  PRV lower     {show(b.lower)}")
-    print(f"  PRV estimate  {show(b.estimate)}")
-    print(f"  PRV upper     {show(b.upper)}   <- certified: publish this one")
+    print(f"  PRV estimate  {show(b.estimate) if math.isfinite(b.upper) else 'n/a (the bracket is unbounded)'}")
+    print(f"  PRV upper     {show(b.upper)}")
     for w in acc.warnings:
         print(f"  note: {w}")
     for c in comps.values():

@@ -20,6 +20,7 @@ from . import comparisons as cmp
 from .accountant import Accountant
 from .validate import check_delta, check_eps_error, check_epsilon
 from .errors import Cancelled
+from .certified import CertifiedUpper, best_upper
 from .curves import pld_for_plot, tradeoff_bounds
 from .mechanisms import Row
 from .pipeline import error_level
@@ -69,6 +70,12 @@ class Result:
     pld_inf_mass: float
     budget: list[dict]
     elapsed: float
+    #: the publishable bound on epsilon at delta (and on delta at epsilon): the smallest valid
+    #: upper bound among the PRV accountant's and the comparison bounds (certified.py)
+    certified_upper: CertifiedUpper | None = None
+    certified_upper_delta: CertifiedUpper | None = None
+    #: the engine's notes on the answers (a bracket wider than asked, and why)
+    warnings: tuple[str, ...] = ()
 
 
 def _cancel_fn(cancel) -> Callable[[], bool] | None:
@@ -173,5 +180,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             "rdp": others.get("rdp"), "gdp": others.get("gdp")})
     step(1.0, "done")
     budget = acc.error_budget(request.delta) if acc.total_count else []
+    best = best_upper(eps.upper, comps)
+    best_d = best_upper(dlt.upper, comps_d, want_eps=False) if dlt is not None else None
     return Result(request, eps, dlt, comps, comps_d, profile, tradeoff, steps, pld, inf_mass,
-                  budget, time.perf_counter() - t0)
+                  budget, time.perf_counter() - t0, best, best_d, tuple(acc.warnings))

@@ -21,6 +21,10 @@ def curve_table(result, kind: str) -> tuple[list[str], list[np.ndarray], list[st
              f"{result.epsilon.estimate!r} upper {result.epsilon.upper!r}",
              "lower/upper are certified bounds; rdp is an upper bound; "
              "gdp is an approximation and may under-report"]
+    best = getattr(result, "certified_upper", None)
+    if best is not None:
+        notes.insert(3, f"certified upper bound on epsilon: {best.value!r} (by {best.by})")
+    notes += [f"warning: {w}" for w in getattr(result, "warnings", ())]
     if kind == "profile" and result.profile is not None:
         c = result.profile
         n = c.x.size

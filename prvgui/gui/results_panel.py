@@ -6,16 +6,31 @@ greyed out and a banner says why (recomputing, or what to fix).
 """
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
+from ..accounting.certified import CertifiedUpper
 from .fmt import fmt, fmt_bound
-from .widgets import ERROR_COLOR
+from .widgets import ERROR_COLOR, WARN_COLOR
 
 KIND_TEXT = {"bound": "upper bound", "approximation": "approximation, may under-report",
              "exact": "exact", "certified": "certified bounds"}
 COLUMNS = ("Accountant", "Kind", "ε at δ", "δ at ε", "Note")
+
+
+def _best(best, prv_upper: float):
+    """The result's publishable bound (the PRV's upper when the result carries none)."""
+    return best if best is not None else CertifiedUpper(prv_upper, "prv")
+
+
+def _estimate(b, digits: int = 4) -> str:
+    """The estimate, unless the bracket is unbounded (then it means nothing)."""
+    if not math.isfinite(b.upper):
+        return "no estimate (the bracket is unbounded)"
+    return f"estimate {fmt(b.estimate, digits)}"
 
 
 def _value(v: object, kind: str, lower: bool = False) -> str:
@@ -49,7 +64,14 @@ class ResultsPanel(QWidget):
         self.detail.setObjectName("detail")
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setWordWrap(True)
+        self.warnings = QLabel("")
+        self.warnings.setObjectName("warnings")
+        self.warnings.setWordWrap(True)
+        self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.warnings.setStyleSheet(f"color: {WARN_COLOR};")
+        self.warnings.hide()
         body.addWidget(self.headline)
+        body.addWidget(self.warnings)
         body.addWidget(self.detail)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("comparisons")
@@ -75,6 +97,7 @@ class ResultsPanel(QWidget):
         self.result = None
         self.headline.setText("<span style='font-size:15pt'>ε: —</span>")
         self.detail.setText(message)
+        self.warnings.hide()
         self.table.setRowCount(0)
         self.footer.setText("")
 
@@ -89,15 +112,20 @@ class ResultsPanel(QWidget):
     def show_result(self, result) -> None:
         self.result = result
         req, e = result.request, result.epsilon
+        best = _best(result.certified_upper, e.upper)
+        by = "" if best.by == "prv" else f" by {self._label(result, best.by)}"
         self.headline.setText(
-            f"<span style='font-size:17pt; font-weight:600'>ε ≤ {fmt_bound(e.upper)}</span>"
-            f"&nbsp;&nbsp;<span style='color:#444'>certified, at δ = {fmt(req.delta)}</span>")
-        lines = [f"lower {fmt_bound(e.lower, up=False)} · estimate {fmt(e.estimate)} · "
+            f"<span style='font-size:17pt; font-weight:600'>ε ≤ {fmt_bound(best.value)}</span>"
+            f"&nbsp;&nbsp;<span style='color:#444'>certified{by}, at δ = {fmt(req.delta)}</span>")
+        self.warnings.setText("\n".join(f"⚠ {w}" for w in result.warnings))
+        self.warnings.setVisible(bool(result.warnings))
+        lines = [f"PRV bracket: lower {fmt_bound(e.lower, up=False)} · {_estimate(e)} · "
                  f"accuracy ±{fmt(req.eps_error)}"]
         if result.delta is not None and req.epsilon is not None:
             d = result.delta
-            lines.append(f"At ε = {fmt(req.epsilon)}: δ ≤ {fmt_bound(d.upper)} "
-                         f"(lower {fmt_bound(d.lower, up=False)} · estimate {fmt(d.estimate)})")
+            best_d = _best(result.certified_upper_delta, d.upper)
+            lines.append(f"At ε = {fmt(req.epsilon)}: δ ≤ {fmt_bound(best_d.value)} "
+                         f"(lower {fmt_bound(d.lower, up=False)} · {_estimate(d)})")
         self.detail.setText("\n".join(lines))
         rows = self._rows(result)
         eps_text = "ε" if req.epsilon is None else f"ε = {fmt(req.epsilon)}"
@@ -123,8 +151,11 @@ class ResultsPanel(QWidget):
     def _rows(self, result) -> list[tuple[str, ...]]:
         req = result.request
         delta_up = result.delta.upper if result.delta is not None else None
+        best = _best(result.certified_upper, result.epsilon.upper)
+        note = "certified: safe to publish" if best.by == "prv" else \
+            f"certified; {self._label(result, best.by)} gives the smaller bound here"
         rows = [("PRV (this calculator)", KIND_TEXT["certified"], _value(result.epsilon.upper, "certified"),
-                 _value(delta_up, "certified"), "certified: safe to publish")]
+                 _value(delta_up, "certified"), note)]
         names = list(result.comparisons) + [n for n in result.comparisons_delta
                                             if n not in result.comparisons]
         for name in names:
@@ -142,16 +173,24 @@ class ResultsPanel(QWidget):
                          _value(cd.get("value"), kind) if req.epsilon is not None else "n/a", note))
         return rows
 
+    @staticmethod
+    def _label(result, name: str) -> str:
+        """An accountant's short display name (``rdp`` -> ``RDP``)."""
+        info = result.comparisons.get(name) or result.comparisons_delta.get(name) or {}
+        return info.get("label", name).split(" (")[0]
+
     def as_text(self) -> str:
         """The results as plain text (Edit ▸ Copy results)."""
         r = self.result
         if r is None:
             return ""
         req, e = r.request, r.epsilon
+        best = _best(r.certified_upper, e.upper)
         out = [f"prvgui results (δ = {req.delta!r}, accuracy ±{req.eps_error!r}, {len(req.rows)} row(s))",
-               f"ε ≤ {fmt_bound(e.upper, 6)} (certified upper bound); "
-               f"lower {fmt_bound(e.lower, 6, up=False)}, "
-               f"estimate {fmt(e.estimate, 6)}"]
+               f"ε ≤ {fmt_bound(best.value, 6)} (certified upper bound"
+               + ("" if best.by == "prv" else f", by {self._label(r, best.by)}") + "); "
+               f"PRV lower {fmt_bound(e.lower, 6, up=False)}, {_estimate(e, 6)}"]
+        out += [f"warning: {w}" for w in r.warnings]
         if r.delta is not None and req.epsilon is not None:
             out.append(f"at ε = {req.epsilon!r}: δ ≤ {fmt_bound(r.delta.upper, 6)}; "
                        f"lower {fmt_bound(r.delta.lower, 6, up=False)}, estimate {fmt(r.delta.estimate, 6)}")

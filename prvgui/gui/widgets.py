@@ -8,6 +8,8 @@ from ..paths import resource_dir
 
 INVALID_STYLE = "background: #ffe0e0; border: 1px solid #c62828; border-radius: 2px;"
 ERROR_COLOR = "#b71c1c"
+#: notes that qualify a result (a bracket wider than asked): amber, readable on white
+WARN_COLOR = "#8a5a00"
 
 
 def mark(widget: QWidget, error: str | None, tip: str = "") -> None:
