@@ -20,7 +20,7 @@ from . import comparisons as cmp
 from .accountant import Accountant
 from .validate import check_delta, check_eps_error, check_epsilon
 from .errors import Cancelled
-from .curves import pld_for_plot, tradeoff_bounds
+from .curves import atom_kind, pld_for_plot, tradeoff_bounds
 from .mechanisms import Row
 from .pipeline import error_level
 from .profile import Bounds
@@ -69,6 +69,9 @@ class Result:
     pld_inf_mass: float
     budget: list[dict]
     elapsed: float
+    #: the atoms (point masses) of the composed PLD: x = their loss values, column "mass" their
+    #: probabilities; ``pld`` holds the density of the rest (None when every row is atoms only)
+    pld_atoms: Curve | None = None
 
 
 def _cancel_fn(cancel) -> Callable[[], bool] | None:
@@ -126,7 +129,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
     comps_d = ({k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
                if request.epsilon is not None else {})
-    profile = tradeoff = steps = pld = None
+    profile = tradeoff = steps = pld = pld_atoms = None
     inf_mass = 0.0
     level = error_level(request.delta)
     # both orders in full only when a curve needs them (a single query may have screened one out)
@@ -157,8 +160,13 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                                           "region": region_boundary(eps.upper, request.delta, alpha)})
     if request.want_pld and profs:
         step(0.68, "privacy loss distribution")
-        x, dens, inf_mass = pld_for_plot(profs[0])
+        # the rows' PRVs in both orders: whether the composed PLD has atoms does not depend on it
+        kind = atom_kind(r.mechanism.prv(o, acc.neighbouring) for o in acc.orders for r in rows
+                         if r.count > 0 and not r.mechanism.is_trivial()
+                         and o in r.mechanism.orders(acc.neighbouring))
+        x, dens, inf_mass, ax, am = pld_for_plot(profs[0], atoms=kind)
         pld = Curve("loss", x, {"density": dens})
+        pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
     if request.steps_row is not None and 0 <= request.steps_row < len(rows):
         step(0.7, "epsilon versus count")
         total = rows[request.steps_row].count
@@ -174,4 +182,4 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     step(1.0, "done")
     budget = acc.error_budget(request.delta) if acc.total_count else []
     return Result(request, eps, dlt, comps, comps_d, profile, tradeoff, steps, pld, inf_mass,
-                  budget, time.perf_counter() - t0)
+                  budget, time.perf_counter() - t0, pld_atoms)
