@@ -60,7 +60,7 @@ def test_infinite_epsilon_is_reported(tmp_path, capsys):
     ("profile", ["epsilon", "delta_lower", "delta_estimate", "delta_upper", "delta_rdp", "delta_gdp"]),
     ("tradeoff", ["alpha", "beta_lower", "beta_estimate", "beta_upper", "beta_gdp"]),
     ("steps", ["count", "epsilon_lower", "epsilon_estimate", "epsilon_upper", "epsilon_rdp", "epsilon_gdp"]),
-    ("pld", ["loss", "density"]),
+    ("pld", ["loss", "density", "atom_mass"]),
 ])
 def test_curve_csv(tmp_path, kind, columns):
     f = write(tmp_path, [{"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.02, "count": 300}])

@@ -21,7 +21,7 @@ from .accountant import Accountant
 from .validate import check_delta, check_eps_error, check_epsilon
 from .errors import Cancelled
 from .certified import CertifiedUpper, best_upper
-from .curves import pld_for_plot, tradeoff_bounds
+from .curves import atom_kind, pld_for_plot, tradeoff_bounds
 from .mechanisms import Row
 from .pipeline import error_level
 from .profile import Bounds
@@ -76,6 +76,9 @@ class Result:
     certified_upper_delta: CertifiedUpper | None = None
     #: the engine's notes on the answers (a bracket wider than asked, and why)
     warnings: tuple[str, ...] = ()
+    #: the atoms (point masses) of the composed PLD: x = their loss values, column "mass" their
+    #: probabilities; ``pld`` holds the density of the rest (None when every row is atoms only)
+    pld_atoms: Curve | None = None
 
 
 def _cancel_fn(cancel) -> Callable[[], bool] | None:
@@ -133,7 +136,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
     comps_d = ({k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
                if request.epsilon is not None else {})
-    profile = tradeoff = steps = pld = None
+    profile = tradeoff = steps = pld = pld_atoms = None
     inf_mass = 0.0
     level = error_level(request.delta)
     # both orders in full only when a curve needs them (a single query may have screened one out)
@@ -164,8 +167,13 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                                           "region": region_boundary(eps.upper, request.delta, alpha)})
     if request.want_pld and profs:
         step(0.68, "privacy loss distribution")
-        x, dens, inf_mass = pld_for_plot(profs[0])
+        # the rows' PRVs in both orders: whether the composed PLD has atoms does not depend on it
+        kind = atom_kind(r.mechanism.prv(o, acc.neighbouring) for o in acc.orders for r in rows
+                         if r.count > 0 and not r.mechanism.is_trivial()
+                         and o in r.mechanism.orders(acc.neighbouring))
+        x, dens, inf_mass, ax, am = pld_for_plot(profs[0], atoms=kind)
         pld = Curve("loss", x, {"density": dens})
+        pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
     if request.steps_row is not None and 0 <= request.steps_row < len(rows):
         step(0.7, "epsilon versus count")
         total = rows[request.steps_row].count
@@ -183,4 +191,4 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     best = best_upper(eps.upper, comps)
     best_d = best_upper(dlt.upper, comps_d, want_eps=False) if dlt is not None else None
     return Result(request, eps, dlt, comps, comps_d, profile, tradeoff, steps, pld, inf_mass,
-                  budget, time.perf_counter() - t0, best, best_d, tuple(acc.warnings))
+                  budget, time.perf_counter() - t0, best, best_d, tuple(acc.warnings), pld_atoms)

@@ -48,8 +48,22 @@ def curve_table(result, kind: str) -> tuple[list[str], list[np.ndarray], list[st
     if kind == "pld" and result.pld is not None:
         c = result.pld
         notes.append(f"probability of infinite loss: {result.pld_inf_mass!r}")
-        notes.append("density of the composed privacy loss (first order of the pair)")
-        return ["loss", "density"], [c.x, c.columns["density"]], notes
+        notes.append("composed privacy loss (first order of the pair): density is that of its "
+                     "continuous part; atom_mass is the probability of a point mass at that loss "
+                     "(rows with an atom leave density empty: a point mass has no density)")
+        atoms = getattr(result, "pld_atoms", None)
+        dens = c.columns.get("density")
+        x = c.x if dens is not None else np.zeros(0)
+        d = _col(dens, x.size)
+        m = np.zeros(x.size)
+        if atoms is not None:
+            ax = np.asarray(atoms.x, dtype=float)
+            x = np.concatenate([x, ax])
+            d = np.concatenate([d, np.full(ax.size, math.nan)])
+            m = np.concatenate([m, atoms.columns["mass"]])
+            order = np.argsort(x, kind="stable")
+            x, d, m = x[order], d[order], m[order]
+        return ["loss", "density", "atom_mass"], [x, d, m], notes
     raise ValueError(f"the result has no {kind!r} curve")
 
 

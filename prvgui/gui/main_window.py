@@ -267,8 +267,8 @@ class MainWindow(QMainWindow):
         if self.last_result is None or empty:
             self.last_result = self.last_doc = None
             self.results.clear(message[0].upper() + message[1:] + ".")
-            for tab in self.plots.values():
-                tab.clear()
+            for tab in self.plots.values():  # a hint in place of empty axes
+                tab.clear(None if empty else message[0].upper() + message[1:] + ".")
             self.results.set_stale(None)
         else:
             self.results.set_stale(f"Out of date: {message}", error=True)

@@ -14,12 +14,14 @@ import numpy as np
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPushButton, QStackedWidget,
+                               QVBoxLayout, QWidget)
 
 import pyqtgraph as pg  # noqa: E402  (after PySide6, so pyqtgraph picks that binding)
 
 from ..document.export import curve_csv_text
 from ..document.fileio import atomic_write
+from .axes import PowerAxis
 from .fmt import fmt
 
 pg.setConfigOptions(antialias=True, background="w", foreground="#222")
@@ -45,6 +47,8 @@ class PlotTab(QWidget):
     legend_offset = (-10, 10)
     #: on a log y axis, values below ``floor`` are not drawn
     floor = 0.0
+    #: shown instead of empty axes when there is nothing to draw
+    empty_hint = "Add a mechanism to see its plots"
     export_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -83,19 +87,27 @@ class PlotTab(QWidget):
             b.clicked.connect(lambda _=False, f=fmt_name.lower(): self.export_requested.emit(f))
             _compact(b)
             bar.addWidget(b)
-        self.plot_widget = pg.PlotWidget()
+        self.plot_widget = pg.PlotWidget(axisItems={"left": PowerAxis("left"),
+                                                    "bottom": PowerAxis("bottom")})
         self.plot_widget.scene().contextMenu = []  # our buttons export; pyqtgraph's SVG export is broken
         self.plot_item = self.plot_widget.getPlotItem()
         self.plot_item.showGrid(x=True, y=True, alpha=0.25)
         self.plot_item.setLabel("bottom", self.x_label)
         self.plot_item.setLabel("left", self.y_label)
-        for axis in ("bottom", "left"):
-            self.plot_item.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" rescaling
         self.legend = self.plot_item.addLegend(offset=self.legend_offset, labelTextSize="9pt")
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self.legend.setPen(pg.mkPen("#bbb"))
         self.plot_item.setLogMode(self.log_x, self.log_y)
-        lay.addWidget(self.plot_widget, 1)
+        # nothing to draw: a centred hint in place of meaningless axes
+        self.hint = QLabel(self.empty_hint)
+        self.hint.setObjectName("empty_hint")
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hint.setWordWrap(True)
+        self.hint.setStyleSheet("color: #666; font-size: 12pt;")
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.hint)
+        self.stack.addWidget(self.plot_widget)
+        lay.addWidget(self.stack, 1)
         self.readout = QLabel(" ")
         self.readout.setObjectName("readout")
         self.readout.setStyleSheet("color: #333; font-family: monospace;")
@@ -249,14 +261,32 @@ class PlotTab(QWidget):
         self.plot_item.enableAutoRange()
         self.plot_item.autoRange()
 
-    def clear(self) -> None:
-        """No result: empty every curve and hide the markers."""
+    def clear(self, hint: str | None = None) -> None:
+        """No result: empty every curve, hide the markers and show ``hint`` (default: the
+        tab's ``empty_hint``) in place of the axes."""
         self.result = None
-        self.set_note("No result yet")
+        self.set_note(None)
         for name in self.curves:
             self.set_curve(name, None, None)
         for line, _ in self._markers:
             self.set_marker(line, None)
+        self.show_hint(hint or self.empty_hint)
+
+    def show_hint(self, text: str | None) -> None:
+        """Show ``text`` in place of the plot, or the plot again (None)."""
+        if text:
+            self.hint.setText(text)
+            self.stack.setCurrentWidget(self.hint)
+        else:
+            self.stack.setCurrentWidget(self.plot_widget)
+
+    def is_empty(self) -> bool:
+        """True while the hint stands in place of the plot."""
+        return self.stack.currentWidget() is self.hint
+
+    def settle(self, hint: str | None = None) -> None:
+        """After a result: the plot if any curve has data, else ``hint`` (or ``empty_hint``)."""
+        self.show_hint(None if self._raw else (hint or self.empty_hint))
 
     # ------------------------------------------------------------ crosshair
     def _mouse_moved(self, pos) -> None:

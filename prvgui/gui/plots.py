@@ -1,4 +1,5 @@
-"""The four plot tabs: privacy profile, tradeoff function, ε versus count, composed PLD.
+"""The four plot tabs: privacy profile, tradeoff function, ε versus count, composed PLD
+(pld_tab.py).
 
 All curves come from the engine's ``Result``; the tabs only place them. The one drawing
 helper computed here is the boundary of the (ε, δ)-DP region in the tradeoff plane, three
@@ -13,7 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel
 
 from .fmt import fmt, fmt_bound
-from .plot_base import BLUE, GREEN, GREY, ORANGE, PURPLE, RED, PlotTab, pen
+from .pld_tab import PldTab
+from .plot_base import BLUE, GREEN, GREY, ORANGE, RED, PlotTab, pen
 
 BAND = (31, 95, 191, 55)
 DASH, DOT = Qt.PenStyle.DashLine, Qt.PenStyle.DotLine
@@ -37,6 +39,7 @@ class ProfileTab(PlotTab):
     log_y = True
     floor = 1e-15
     legend_offset = (10, -10)  # bottom left: δ(ε) falls from the top left
+    empty_hint = "Add a mechanism to see its privacy profile"
 
     def build(self) -> None:
         _prv_curves(self, "upper")
@@ -52,6 +55,7 @@ class ProfileTab(PlotTab):
             self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
         self.set_marker(self.target, result.request.delta, f"target δ = {fmt(result.request.delta)}")
         self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
+        self.settle()
 
 
 class TradeoffTab(PlotTab):
@@ -60,6 +64,7 @@ class TradeoffTab(PlotTab):
     kind = "tradeoff"
     x_label = "α (false positive rate)"
     y_label = "β (false negative rate)"
+    empty_hint = "Add a mechanism to see its tradeoff function"
 
     def build(self) -> None:
         _prv_curves(self, "lower")
@@ -77,10 +82,12 @@ class TradeoffTab(PlotTab):
             self.set_curve("perfect", np.array([0.0, 1.0]), np.array([1.0, 0.0]))
         else:
             self.set_curve("perfect", None, None)
-        self._labels["region"] = f"(ε = {fmt(eps)}, δ = {fmt(delta)})-DP boundary"
+        # the certified ε rounded outwards, as the headline prints it
+        self._labels["region"] = f"(ε = {fmt_bound(eps)}, δ = {fmt(delta)})-DP boundary"
         if "region" in self._in_legend:  # refresh the legend text
             self.legend.removeItem(self.curves["region"])
             self.legend.addItem(self.curves["region"], self._labels["region"])
+        self.settle()
 
 
 class StepsTab(PlotTab):
@@ -91,6 +98,7 @@ class StepsTab(PlotTab):
     y_label = "ε at target δ"
     log_x = True
     legend_offset = (10, 10)
+    empty_hint = "Add a mechanism to see ε against its number of steps"
 
     def build(self) -> None:
         _prv_curves(self, "upper")
@@ -117,40 +125,7 @@ class StepsTab(PlotTab):
         self.set_marker(self.count_line, count, "this composition")
         self.plot_item.setLabel("bottom", f"count of row {j + 1}" if j is not None else self.x_label)
         self.plot_item.setLabel("left", f"ε at δ = {fmt(result.request.delta)}")
-
-
-class PldTab(PlotTab):
-    """Density of the composed privacy loss, the certified ε marked."""
-
-    kind = "pld"
-    x_label = "privacy loss L (nats)"
-    y_label = "density"
-    can_log_x = False
-    legend_offset = (10, 10)
-
-    def build(self) -> None:
-        self.add_curve("density", "composed privacy loss", pen(PURPLE, 1.8), z=3,
-                       fillLevel=0, brush=(123, 63, 160, 40))
-        self.eps_line = self.add_marker(90, RED, "ε")
-        self.inf_label = QLabel("")
-        self.inf_label.setToolTip("Probability that the privacy loss is infinite (a δ no ε can remove)")
-        self.toolbar.insertWidget(4, self.inf_label)
-
-    def _log_toggled(self) -> None:
-        self.curves["density"].setFillLevel(None if self.log_y_box.isChecked() else 0)
-        super()._log_toggled()
-
-    def show_result(self, result) -> None:
-        self.result = result
-        c = result.pld
-        self.set_curve("density", c.x if c else None, c.columns.get("density") if c else None)
-        self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
-        self.inf_label.setText(f"P(L = ∞) = {fmt(result.pld_inf_mass)}" if c is not None else "")
-
-    def clear(self) -> None:
-        super().clear()
-        if hasattr(self, "inf_label"):
-            self.inf_label.setText("")
+        self.settle("Choose the row to vary (Vary:) to see ε against its count")
 
 
 TABS = (("Privacy profile δ(ε)", ProfileTab), ("Tradeoff β(α)", TradeoffTab),

@@ -25,7 +25,7 @@ CSV_COLUMNS = {
     "profile": ["epsilon", "delta_lower", "delta_estimate", "delta_upper", "delta_rdp", "delta_gdp"],
     "tradeoff": ["alpha", "beta_lower", "beta_estimate", "beta_upper", "beta_gdp"],
     "steps": ["count", "epsilon_lower", "epsilon_estimate", "epsilon_upper", "epsilon_rdp", "epsilon_gdp"],
-    "pld": ["loss", "density"],
+    "pld": ["loss", "density", "atom_mass"],
 }
 
 

@@ -1,0 +1,42 @@
+"""Axis items for the plot tabs: one tick style per axis.
+
+pyqtgraph labels a log axis with ``"%0.1g"``, which writes 10^-4 as ``0.0001`` but 10^-5 as
+``10⁻⁵``, so one axis mixed two styles. ``PowerAxis`` writes every tick of a log axis as a
+power of ten (``10⁻⁴``, ``10⁻⁵``; ``2·10⁻⁵`` for minor ticks); a linear axis keeps pyqtgraph's
+plain decimals.
+"""
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def power_of_ten(log10_value: float) -> str:
+    """The tick text for 10**log10_value: ``10⁻⁵``, ``10⁰``, ``10³``, or ``m·10ⁿ`` between powers."""
+    exponent = math.floor(log10_value + 1e-9)
+    mantissa = 10.0 ** (log10_value - exponent)
+    m = round(mantissa)
+    if m >= 10:  # rounding carried into the next power
+        exponent, m = exponent + 1, 1
+    power = "10" + str(exponent).translate(_SUPERSCRIPT)
+    if abs(mantissa - m) > 1e-6 * mantissa:  # not a whole multiple: keep one decimal
+        return f"{mantissa:.1f}·{power}"
+    return power if m == 1 else f"{m}·{power}"
+
+
+class PowerAxis(pg.AxisItem):
+    """An axis whose log-mode ticks are all written as powers of ten."""
+
+    def __init__(self, orientation: str, **kw) -> None:
+        super().__init__(orientation, **kw)
+        self.enableAutoSIPrefix(False)  # no "(x0.001)" rescaling
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph's name)
+        out = []
+        for v in values:
+            x = float(v) + math.log10(scale) if scale not in (0, 1) else float(v)
+            out.append(power_of_ten(x) if math.isfinite(x) else "")
+        return out
