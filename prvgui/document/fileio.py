@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import tempfile
 from typing import Iterable, Sequence
 
@@ -186,13 +187,45 @@ def load(path: str | os.PathLike) -> Document:
     return loads(text)
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where the system allows (Linux /proc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8) & 0o777
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it straight back
+    os.umask(mask)
+    return mask
+
+
+def _final_mode(path: str) -> int:
+    """The mode the written file should have: an existing file's own permission bits, else what
+    creating it normally would give (0666 masked by the umask; mkstemp alone would give 0600)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and stat.S_ISREG(st.st_mode):
+        return stat.S_IMODE(st.st_mode)
+    return 0o666 & ~_umask()
+
+
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write to a temporary file in the target's folder, fsync, then rename over the target."""
+    """Write to a temporary file in the target's folder, fsync, then rename over the target.
+
+    The file ends up with the permissions a plain ``open(path, "w")`` would leave: an existing
+    file keeps its mode, a new one gets 0666 masked by the umask."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    mode = _final_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=".prvgui-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), mode)
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())

@@ -6,6 +6,8 @@ PNGs are missing); ``show_about(parent)`` opens the dialog modally.
 from __future__ import annotations
 
 import html
+import importlib
+import platform
 
 from PySide6.QtCore import QSize, Qt, qVersion
 from PySide6.QtGui import QIcon
@@ -16,6 +18,15 @@ from ..paths import resource_dir
 
 ICON_SIZES = (16, 32, 48, 64, 128, 256)
 LICENSE = "MIT"
+
+# (shown name, module, licence): the libraries prvgui imports when it runs, i.e. the
+# ``dependencies`` of pyproject.toml; test-only packages (the peer accountants, mpmath) are not here
+RUNTIME_LIBRARIES: tuple[tuple[str, str, str], ...] = (
+    ("NumPy", "numpy", "BSD"),
+    ("SciPy", "scipy", "BSD"),
+    ("PySide6", "PySide6", "LGPLv3"),
+    ("pyqtgraph", "pyqtgraph", "MIT"),
+)
 
 SUMMARY = (
     "prvgui is a calculator for differential-privacy accounting. Build a composition of "
@@ -71,6 +82,18 @@ def app_icon() -> QIcon:
     return QIcon(str(svg)) if svg.is_file() else QIcon()
 
 
+def library_versions() -> list[tuple[str, str, str]]:
+    """(name, version, licence) of each runtime library; "version unknown" if it cannot be read."""
+    out = []
+    for name, module, licence in RUNTIME_LIBRARIES:
+        try:
+            version = str(getattr(importlib.import_module(module), "__version__", "") or "version unknown")
+        except ImportError:  # cannot happen in a working install; the About box still opens
+            version = "not found"
+        out.append((name, version, licence))
+    return out
+
+
 def about_html() -> str:
     refs = "".join(
         f"<li><i>{html.escape(use)}</i>: {html.escape(cite)} "
@@ -79,9 +102,13 @@ def about_html() -> str:
     return (
         f"<p>{SUMMARY}</p>"
         f"<p><b>Licence:</b> {LICENSE}. Free to use, copy, modify and distribute, without warranty.</p>"
-        f"<p><b>Methods</b> (please cite the ones behind the numbers you publish):</p><ul>{refs}</ul>"
-        f"<p style=\"color:gray\">Built with Python, Qt {html.escape(qVersion())} through PySide6 "
-        f"(LGPLv3), pyqtgraph, NumPy and SciPy.</p>")
+        f"<p><b>Methods</b> (please cite the ones behind the numbers you publish):</p><ul>{refs}</ul>")
+
+
+def libraries_text() -> str:
+    """One sentence: the Python and Qt versions and each runtime library with its version."""
+    libs = ", ".join(f"{name} {version} ({licence})" for name, version, licence in library_versions())
+    return f"Runs on Python {platform.python_version()} and Qt {qVersion()}, with these libraries: {libs}."
 
 
 class AboutDialog(QDialog):
@@ -108,12 +135,19 @@ class AboutDialog(QDialog):
         self.body.setWordWrap(True)
         self.body.setOpenExternalLinks(True)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.libraries = QLabel(libraries_text())
+        self.libraries.setObjectName("about_libraries")
+        self.libraries.setTextFormat(Qt.TextFormat.PlainText)
+        self.libraries.setWordWrap(True)
+        self.libraries.setStyleSheet("color: gray;")
+        self.libraries.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         buttons.accepted.connect(self.accept)
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addWidget(self.body)
+        layout.addWidget(self.libraries)
         layout.addWidget(buttons)
         self.setMinimumWidth(600)
 

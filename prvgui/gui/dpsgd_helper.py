@@ -8,6 +8,7 @@ floating-point noise so that 1 epoch at q = 0.1 gives 10 steps, not 11.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QVBoxLayout, QWidget)
@@ -42,6 +43,41 @@ def dpsgd_schedule(dataset_size: object, batch_size: object, epochs: object) -> 
     if steps > MAX_COUNT:
         raise ValueError(f"epochs × dataset size / batch size gives {steps} steps (limit {MAX_COUNT})")
     return q, steps
+
+
+def _gives(values: dict, q: float, count: int) -> bool:
+    try:
+        return dpsgd_schedule(values.get("dataset"), values.get("batch"), values.get("epochs")) == (q, count)
+    except (ValueError, TypeError):
+        return False
+
+
+def settings_for_row(q: object, count: object, remembered: dict) -> dict | None:
+    """Dataset size, batch size and epochs that give exactly the row's sampling rate ``q`` and
+    ``count``: the remembered ones if they do, else the remembered dataset size with the batch size
+    that gives q, else q as a fraction B / N; each with the roundest epochs that give ``count``.
+    None if no such values exist (e.g. q or count is invalid)."""
+    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q <= 1 \
+            or isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        return None
+    q = float(q)
+    if _gives(remembered, q, count):
+        return {k: remembered[k] for k in ("dataset", "batch", "epochs")}
+    pairs = []
+    n = remembered.get("dataset")
+    if isinstance(n, (int, float)) and math.isfinite(n) and 1 <= n <= MAX_DATASET and n == int(n):
+        pairs.append((int(n), round(n * q)))
+    frac = Fraction(q).limit_denominator(MAX_DATASET)
+    pairs.append((frac.denominator, frac.numerator))
+    for n, b in pairs:
+        if b < 1 or b > n or b / n != q:
+            continue
+        exact = count * b / n
+        for digits in range(16):  # the roundest epochs that still give count steps
+            values = {"dataset": n, "batch": b, "epochs": round(exact, digits)}
+            if _gives(values, q, count):
+                return values
+    return None
 
 
 class DpSgdDialog(QDialog):

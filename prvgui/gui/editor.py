@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from ..document.model import KIND_TITLES, Document, RowSpec
 from .row_form import RowForm
 from .table_model import COL_COUNT, COL_KIND, COL_LABEL, COL_PARAMS, CompositionModel
-from .undo import Editor
+from .undo import Editor, RowSelection
 from .widgets import icon
 
 
@@ -115,6 +115,8 @@ class CompositionEditor(QWidget):
         lay.addWidget(self.form)
         self.view.selectionModel().currentRowChanged.connect(lambda *_: self._sync())
         doc.subscribe(self._on_document)
+        # undo and redo select the row they changed (e.g. the row a deletion took away)
+        self._selection = RowSelection(editor.stack, doc, self.select_row, self)
         self._sync()
 
     def detach(self) -> None:

@@ -19,7 +19,7 @@ from ..accounting.mechanisms import DPSGD_KIND
 from ..document.model import Document, RowSpec
 from .budget_view import BudgetView
 from .calibrate_dialog import CalibrateDialog
-from .dpsgd_helper import DpSgdDialog
+from .dpsgd_helper import DpSgdDialog, settings_for_row
 from .editor import CompositionEditor
 from .files import FileController, settings
 from .plots import TABS, StepsTab
@@ -325,12 +325,15 @@ class MainWindow(QMainWindow):
         return dialog
 
     def open_dpsgd_helper(self) -> None:
+        """On a subsampled Gaussian row: its σ, and N, B, epochs that give its q and count."""
         i = self.composition.current_row()
         row = self.doc.row(i) if i is not None else None
         on_row = row is not None and row.kind == DPSGD_KIND
         initial = {k: v for k, v in self._dpsgd_settings().items() if v is not None}
-        if on_row and isinstance(row.params.get("sigma"), (int, float)):
-            initial["sigma"] = row.params["sigma"]
+        if on_row:
+            initial.update(settings_for_row(row.params.get("sampling_rate"), row.count, initial) or {})
+            if isinstance(row.params.get("sigma"), (int, float)):
+                initial["sigma"] = row.params["sigma"]
         dialog = DpSgdDialog(self, initial, f"row {i + 1}" if on_row else "a new row")
         if dialog.exec() and dialog.row() is not None:
             self.apply_dpsgd(dialog.row(), dialog.values())

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec
 from .fmt import POISSON_NOTE, error_field, fmt_value, parse_count, parse_number, same_value
-from .undo import Editor
+from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
 
 COUNT_TIP = "How many times this mechanism runs on the same data (e.g. DP-SGD training steps). " \
@@ -48,6 +48,7 @@ class RowForm(QGroupBox):
         self._kind: str | None = None
         self._defaults: dict[str, object] = {}
         self._session = 0
+        self._undo_keys = UndoKeys(editor.stack, self)  # Ctrl+Z in a field undoes the document
         outer = QVBoxLayout(self)
         self.placeholder = QLabel("Select a row of the table, or add a mechanism with “Add”.")
         self.placeholder.setWordWrap(True)
@@ -63,6 +64,7 @@ class RowForm(QGroupBox):
         self.label.setPlaceholderText("(optional)")
         self.label.textEdited.connect(self._label_edited)
         self.label.editingFinished.connect(self._end_session)
+        self._undo_keys.watch(self.label)
         self.kind = QComboBox()
         for key, title in KIND_TITLES.items():
             self.kind.addItem(title, key)
@@ -125,12 +127,14 @@ class RowForm(QGroupBox):
                 f.edit.setPlaceholderText(f"{fmt_value(self._defaults[name])} (default)")
             f.edit.textEdited.connect(lambda text, n=name: self._param_edited(n, text))
             f.edit.editingFinished.connect(self._end_session)
+            self._undo_keys.watch(f.edit)
             self.params[name] = f
             self.layout_.addRow(spec.title, f)
         self.count = _Field("runs (e.g. steps)", COUNT_TIP)
         self.count.edit.setObjectName("count")
         self.count.edit.textEdited.connect(self._count_edited)
         self.count.edit.editingFinished.connect(self._end_session)
+        self._undo_keys.watch(self.count.edit)
         self.layout_.addRow("Count", self.count)
         subsampled = "sampling_rate" in self.params
         self.note = QLabel(f"Sampling assumed: {POISSON_NOTE}." if subsampled else "")

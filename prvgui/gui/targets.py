@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QWid
 from ..accounting.validate import check_delta, check_eps_error, check_epsilon
 from ..document.model import Document, Targets
 from .fmt import fmt_value, parse_number, same_value
-from .undo import Editor
+from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
 
 FIELDS = ("delta", "epsilon", "eps_error")
@@ -58,6 +58,7 @@ class TargetsWidget(QGroupBox):
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.fields: dict[str, QLineEdit] = {}
+        undo_keys = UndoKeys(editor.stack, self)  # Ctrl+Z in a field undoes the document
         for name in FIELDS:
             edit = QLineEdit()
             edit.setObjectName(f"target_{name}")
@@ -67,6 +68,7 @@ class TargetsWidget(QGroupBox):
             if name == "epsilon":
                 edit.setPlaceholderText("(none)")
             self.fields[name] = edit
+            undo_keys.watch(edit)
             form.addRow(TITLES[name], edit)
         self.neighbouring = QComboBox()
         for key, title in NEIGHBOURING.items():

@@ -4,10 +4,20 @@ The commands only call the document's own mutation methods (insert, remove, repl
 set_targets), so the document stays the single source of truth and its events drive the
 views. Consecutive edits of one field (typing ``1``, ``1.``, ``1.5``) merge into one step
 when they carry the same ``merge_key``.
+
+There is one history: ``UndoKeys`` routes the undo and redo keys (and the context menu's Undo and
+Redo) of the text fields that edit the document to the stack, so a field never undoes its own
+keystrokes behind the document's back. ``RowSelection`` selects the row an undo or redo touched
+(undoing a deletion selects the restored row; redoing an insertion the inserted one).
 """
 from __future__ import annotations
 
-from PySide6.QtGui import QUndoCommand, QUndoStack
+from collections.abc import Callable
+
+import shiboken6
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtWidgets import QLineEdit
 
 from ..document.model import Document, RowSpec, Targets
 
@@ -23,6 +33,10 @@ class _Command(QUndoCommand):
     def id(self) -> int:  # noqa: A003 - Qt override
         return _MERGE_ID if self.merge_key is not None else -1
 
+    def row_after(self, undone: bool) -> int | None:
+        """The row to select after this command was undone (or redone); None: leave the selection."""
+        return None
+
 
 class ReplaceRow(_Command):
     def __init__(self, doc: Document, i: int, new: RowSpec, text: str, merge_key: object = None) -> None:
@@ -34,6 +48,9 @@ class ReplaceRow(_Command):
 
     def undo(self) -> None:
         self.doc.replace(self.i, self.old)
+
+    def row_after(self, undone: bool) -> int | None:
+        return self.i
 
     def mergeWith(self, other: QUndoCommand) -> bool:
         if not isinstance(other, ReplaceRow) or other.merge_key != self.merge_key or other.i != self.i:
@@ -53,6 +70,9 @@ class InsertRow(_Command):
     def undo(self) -> None:
         self.doc.remove(self.i)
 
+    def row_after(self, undone: bool) -> int | None:
+        return max(self.i - 1, 0) if undone else self.i
+
 
 class RemoveRow(_Command):
     def __init__(self, doc: Document, i: int, text: str) -> None:
@@ -65,6 +85,9 @@ class RemoveRow(_Command):
     def undo(self) -> None:
         self.doc.insert(self.i, self.row)
 
+    def row_after(self, undone: bool) -> int | None:
+        return self.i  # the restored row, or the one that took the deleted row's place
+
 
 class MoveRow(_Command):
     def __init__(self, doc: Document, i: int, j: int, text: str) -> None:
@@ -76,6 +99,9 @@ class MoveRow(_Command):
 
     def undo(self) -> None:
         self.doc.move(self.j, self.i)
+
+    def row_after(self, undone: bool) -> int | None:
+        return self.i if undone else self.j
 
 
 class SetTargets(_Command):
@@ -133,3 +159,70 @@ class Editor:
             return False
         self.stack.push(SetTargets(self.doc, targets, "Change targets", merge_key))
         return True
+
+
+class RowSelection(QObject):
+    """After each undo or redo on ``stack``, call ``select(row)`` with the row the command touched
+    (clamped to the document; None when it is empty). Pushes count as redos."""
+
+    def __init__(self, stack: QUndoStack, doc: Document, select: Callable[[int | None], None],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._stack, self._doc, self._select = stack, doc, select
+        self._index = stack.index()
+        stack.indexChanged.connect(self._moved)
+
+    def _moved(self, index: int) -> None:
+        before, self._index = self._index, index
+        # a jump through the history, or the stack being cleared or destroyed: nothing to show
+        if abs(index - before) != 1 or not shiboken6.isValid(self._stack) or not self._stack.count():
+            return
+        cmd = self._stack.command(min(index, before))
+        row = cmd.row_after(undone=index < before) if isinstance(cmd, _Command) else None
+        if row is not None:
+            n = len(self._doc)
+            self._select(min(row, n - 1) if n else None)
+
+
+class UndoKeys(QObject):
+    """Event filter for text fields that edit the document: the undo/redo keys and the context
+    menu's Undo/Redo act on ``stack`` instead of the field's own history."""
+
+    def __init__(self, stack: QUndoStack, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._stack = stack
+
+    def watch(self, *edits: QLineEdit) -> None:
+        for edit in edits:
+            edit.installEventFilter(self)
+
+    def _which(self, event: QEvent) -> str | None:
+        if event.matches(QKeySequence.StandardKey.Undo):
+            return "undo"
+        if event.matches(QKeySequence.StandardKey.Redo):
+            return "redo"
+        return None
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        kind = event.type()
+        if kind in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
+            which = self._which(event)
+            if which is None:
+                return False
+            if kind == QEvent.Type.KeyPress:
+                getattr(self._stack, which)()
+            else:  # claim the key, so that it comes here as a key press (even with no Edit menu)
+                event.accept()
+            return True
+        if kind == QEvent.Type.ContextMenu and isinstance(obj, QLineEdit):
+            menu = obj.createStandardContextMenu()
+            for action in menu.actions():
+                which = {"edit-undo": "undo", "edit-redo": "redo"}.get(action.objectName())
+                if which is not None:
+                    action.triggered.disconnect()
+                    action.triggered.connect(lambda _=False, w=which: getattr(self._stack, w)())
+                    action.setEnabled(self._stack.canUndo() if which == "undo" else self._stack.canRedo())
+            menu.exec(event.globalPos())
+            menu.deleteLater()
+            return True
+        return False
