@@ -100,3 +100,12 @@ def subsampled_laplace_add(a: int, e: float, q: float) -> float:
     ends = [math.log(0.5) + (1 - a) * np.logaddexp(lq - e, l1q),
             math.log(0.5) - e + (1 - a) * np.logaddexp(lq + e, l1q)]
     return float(lse_up(np.array([*ends, mid]))) / (a - 1)
+
+
+def at_integer_orders(orders: np.ndarray, fn: Callable[[int], float]) -> np.ndarray:
+    """``fn(a)`` at the integer orders a, inf at the others (the binomial expansions of the
+    subsampled mechanisms need integer orders)."""
+    out = np.full(orders.shape, math.inf)
+    for i in np.flatnonzero(orders == np.round(orders)):
+        out[i] = fn(int(orders[i]))
+    return out

@@ -130,15 +130,15 @@ class SubsampledGaussian(Mechanism):
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         q, s = self.sampling_rate, self.sigma / self.sensitivity
         c = 0.5 / (s * s) if s * s > 0 else math.inf
-        out = np.full(orders.shape, math.inf)
         if q == 1:
             return orders * c
-        if c < math.inf:
-            for i in np.flatnonzero(orders == np.round(orders)):
-                k = int(orders[i])
-                j = np.arange(k + 1)
-                out[i] = max(_rdp.subsampled_remove(k, q, (j * j - j) * c), _rdp.subsampled_gaussian_add(k, s, q))
-        return out
+        if c == math.inf:
+            return np.full(orders.shape, math.inf)
+
+        def at(k: int) -> float:
+            j = np.arange(k + 1)
+            return max(_rdp.subsampled_remove(k, q, (j * j - j) * c), _rdp.subsampled_gaussian_add(k, s, q))
+        return _rdp.at_integer_orders(orders, at)
 
     def gdp_mu2(self) -> float:
         q, s = self.sampling_rate, self.sigma / self.sensitivity

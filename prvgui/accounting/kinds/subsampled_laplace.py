@@ -136,12 +136,13 @@ class SubsampledLaplace(Mechanism):
         e, q = self.eps0, self.sampling_rate
         if q == 1:
             return _rdp.laplace_rdp(e, orders)
-        out = np.full(orders.shape, math.inf)
-        if math.isfinite(e):
-            for i in np.flatnonzero(orders == np.round(orders)):
-                k = int(orders[i])
-                j, r = np.arange(k + 1.0), 2 * np.arange(k + 1.0) - 1  # log E_Q0 (P0/Q0)^j, Table II
+        if not math.isfinite(e):
+            return np.full(orders.shape, math.inf)
+
+        def at(k: int) -> float:
+            j, r = np.arange(k + 1.0), 2 * np.arange(k + 1.0) - 1  # log E_Q0 (P0/Q0)^j, Table II
+            with np.errstate(divide="ignore"):  # j = 0, 1: log 0 = -inf terms drop out
                 lm = np.logaddexp(np.log(j / r) + (j - 1) * e, np.log((j - 1) / r) - j * e)
-                out[i] = max(_rdp.subsampled_remove(k, q, lm), _rdp.subsampled_laplace_add(k, e, q))
-            out = np.minimum(out, _rdp.rr_rdp(self.eps_delta()[0], orders))  # eps'-DP in both orders
-        return out
+            return max(_rdp.subsampled_remove(k, q, lm), _rdp.subsampled_laplace_add(k, e, q))
+        # eps'-DP in both orders caps it
+        return np.minimum(_rdp.at_integer_orders(orders, at), _rdp.rr_rdp(self.eps_delta()[0], orders))
