@@ -105,3 +105,20 @@ def test_cli_calibrate(tmp_path, capsys):
                  "--delta", "1e-5"]) == 1
     assert "infeasible" in capsys.readouterr().err
     assert main(["calibrate", str(f), "--row", "9", "--parameter", "sigma", "--target-epsilon", "2"]) == 2
+
+
+@pytest.mark.parametrize("param,mech,rounding", [("sigma", SubsampledGaussian(1.1, 0.0042666), "up"),
+                                                  ("sampling_rate", SubsampledGaussian(1.1, 0.0042666), "down"),
+                                                  ("scale", Laplace(1.0), "up")])
+def test_the_answer_is_the_number_people_read_and_it_is_certified(param, mech, rounding):
+    """Issue 15: the value has at most six significant digits, rounded towards the private side,
+    and the certificate returned is the one at exactly that value."""
+    from dataclasses import replace
+    rows = [Row(mech, 2000)]
+    c = calibrate(rows, 0, param, 1.0, 1e-5)
+    assert float(f"{c.value:.6g}") == c.value
+    again = Accountant([Row(replace(mech, **{param: c.value}), 2000)]).epsilon(1e-5)
+    assert again == c.epsilon and again.upper <= 1.0
+    from prvgui.accounting.calibrate import round_private
+    assert round_private(0.9702555982168302, increasing=False) == 0.970256
+    assert round_private(0.004266666666666667, increasing=True) == 0.00426666

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Callable
 
 import numpy as np
@@ -66,6 +67,20 @@ class Calibration:
 
 class Infeasible(ValueError):
     """No value in the search range meets the target; the message says why."""
+
+
+#: significant digits of a calibrated real parameter (what the dialog shows and writes)
+DIGITS = 6
+
+
+def round_private(value: float, increasing: bool, digits: int = DIGITS) -> float:
+    """``value`` to ``digits`` significant digits, rounded towards the private side: down when
+    epsilon increases with the parameter (a sampling rate), up when it falls (a noise scale)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    d = Decimal(repr(value))
+    step = Decimal(1).scaleb(d.adjusted() - digits + 1)
+    return float(d.quantize(step, rounding=ROUND_FLOOR if increasing else ROUND_CEILING))
 
 
 def rows_with(rows: list[Row], row_index: int, parameter: str, value: float) -> list[Row]:
@@ -224,6 +239,13 @@ class _Ctx:
                 k *= k
         while not _within(good, bad, 1.01):  # bisect in log space
             feasible(math.sqrt(good * bad))
+        # the answer people read and write: DIGITS significant digits, rounded towards the private
+        # side (epsilon falls that way) and certified again at that value
+        shown = min(max(round_private(good, increasing), lo_v), hi_v)
+        if shown != good:
+            b = self._eps(shown, self.eps_error)
+            if b.upper <= self.target:
+                good, good_b = shown, b
         return Calibration(self.parameter, good, good_b, self.target, self.delta,
                            at_bound=good == p_end)
 

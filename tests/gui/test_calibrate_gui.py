@@ -13,7 +13,7 @@ from prvgui.gui.budget_view import BudgetView
 from prvgui.accounting.calibrate import rows_with, sweep_values
 from prvgui.gui.calibrate_dialog import CalibrateDialog
 from prvgui.gui.calibration_job import run_calibration
-from prvgui.gui.fmt import fmt_bound
+from prvgui.gui.fmt import fmt_bound, fmt_value
 from prvgui.paths import resource_dir
 
 from conftest import HOLD_COUNT, until_cancelled
@@ -130,6 +130,7 @@ def test_calibrate_shows_the_value_applies_it_and_undo_restores_it(qtbot, open_d
     assert dialog.result() == QDialog.DialogCode.Accepted and not dialog.isVisible()
     assert not dialog.runner.is_thread_running()  # closing stops the worker
     assert doc.row(0).params["sigma"] == cal.value
+    assert f"σ = {fmt_value(cal.value)} " in text  # the row gets the number the dialog showed
     assert doc.row(0).count == 200 and doc.row(0).params["sampling_rate"] == 0.01
     assert stack.count() == 1  # one undoable edit
     stack.undo()
