@@ -214,7 +214,8 @@ class BudgetView(QWidget):
         self.row_choice.clear()
         self.row_choice.addItem("(no row)", None)
         for i, spec in enumerate(self.doc.rows):
-            self.row_choice.addItem(row_title(i, spec), i)
+            self.row_choice.addItem(row_title(i, spec), i)  # elided by the combo box when long
+            self.row_choice.setItemData(i + 1, row_title(i, spec), Qt.ItemDataRole.ToolTipRole)
         k = self.row_choice.findData(keep) if keep is not None else -1
         self.row_choice.setCurrentIndex(k if k >= 0 else (1 if len(self.doc) else 0))
         self.row_choice.blockSignals(False)

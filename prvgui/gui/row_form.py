@@ -6,7 +6,8 @@ about and is shown under the form; invalid rows are never sent to the engine.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QVBoxLayout, QWidget)
 
@@ -19,6 +20,8 @@ from .widgets import ErrorLabel, mark
 COUNT_TIP = "How many times this mechanism runs on the same data (e.g. DP-SGD training steps). " \
             "A whole number from 1 to 10^9; 1e4 works."
 LABEL_TIP = "Your name for this part of the analysis (saved in the file)."
+#: the longest title in average characters; longer ones are elided (the full text is the tooltip)
+TITLE_CHARS = 40
 
 
 class _Field(QWidget):
@@ -44,6 +47,7 @@ class RowForm(QGroupBox):
     def __init__(self, doc: Document, editor: Editor, parent: QWidget | None = None) -> None:
         super().__init__("Selected row", parent)
         self._doc, self._editor = doc, editor
+        self._full_title = "Selected row"
         self._i: int | None = None
         self._kind: str | None = None
         self._defaults: dict[str, object] = {}
@@ -93,11 +97,11 @@ class RowForm(QGroupBox):
         self.placeholder.setVisible(i is None)
         self.body.setVisible(i is not None)
         if i is None:
-            self.setTitle("Selected row")
+            self._set_title("Selected row")
             self.error_label.show_error(None)
             return
         row = self._doc.row(i)
-        self.setTitle(f"Row {i + 1}: {row.label or KIND_TITLES.get(row.kind, row.kind)}")
+        self._set_title(f"Row {i + 1}: {row.label or KIND_TITLES.get(row.kind, row.kind)}")
         if row.kind != self._kind:
             self._build(row.kind)
         self.kind.setCurrentIndex(max(self.kind.findData(row.kind), 0))
@@ -112,6 +116,23 @@ class RowForm(QGroupBox):
         mark(self.count.edit, err if where == "count" else None, COUNT_TIP)
         mark(self.label, err if where == "label" else None, LABEL_TIP)
         self.error_label.show_error(f"Row {i + 1}: {err}" if err else None)
+
+    def _set_title(self, text: str) -> None:
+        self._full_title = text
+        self._elide_title()
+
+    def _elide_title(self) -> None:
+        """A long label would set the group box's minimum width (and widen the window): elide it
+        to at most TITLE_CHARS average characters and to the box's width; the tooltip has it all."""
+        fm = self.fontMetrics()
+        room = min(fm.averageCharWidth() * TITLE_CHARS, max(self.width() - 30, 60))
+        shown = fm.elidedText(self._full_title, Qt.TextElideMode.ElideRight, room)
+        self.setTitle(shown)
+        self.setToolTip(self._full_title if shown != self._full_title else "")
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide_title()
 
     def _build(self, kind: str) -> None:
         """Rebuild the parameter fields for a kind."""

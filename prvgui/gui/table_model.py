@@ -129,6 +129,8 @@ class CompositionModel(QAbstractTableModel):
             if col == COL_KIND:
                 cls = MECHANISM_KINDS.get(row.kind)
                 return (cls.__doc__ or "").strip().splitlines()[0] if cls is not None else None
+            if col == COL_LABEL and row.label:  # the cell elides a long label: show it all here
+                return f"{row.label}\n\n{HEADER_TIPS[col]}"
             return HEADER_TIPS[col]
         if role == Qt.ItemDataRole.BackgroundRole:
             return ERROR_BRUSH if bad else None
