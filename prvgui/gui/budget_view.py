@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QHBoxLayout,
+                               QLabel, QLineEdit, QProgressBar, QPushButton, QScrollArea, QVBoxLayout,
+                               QWidget)
 
 from ..accounting.budget import BudgetStatus, budget_status
 from ..document.model import KIND_TITLES, Document, RowSpec
@@ -150,8 +151,8 @@ class BudgetView(QWidget):
                               "Advanced-composition privacy filter of Rogers, Roth, Ullman and Vadhan "
                               "(2016): valid even when each mechanism is chosen after seeing earlier "
                               "results", "filter")
-        # one above the other: side by side, their titles alone made the dock ~580 px wide
-        # and the window grew past the screen's width when the dock opened
+        # one above the other: side by side, their titles alone made the view ~580 px wide
+        # (and, when it was a dock, the window grew past the screen's width)
         answers.addWidget(self.prv, 0, 0)
         answers.addWidget(self.filter, 1, 0)
         lay.addLayout(answers)
@@ -368,6 +369,18 @@ class BudgetView(QWidget):
         if self.doc is not None:
             self.doc.unsubscribe(self._on_document)
         self.runner.shutdown()
+
+
+BUDGET_TAB_TIP = "How much of a total (ε, δ) budget the composition uses, and how many more runs fit"
+
+
+def scrolling(view: QWidget) -> QScrollArea:
+    """``view`` in a frameless scroll area, so that its height never squeezes its neighbours."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidget(view)
+    return area
 
 
 def _with_unit(field: QWidget, unit: str) -> QWidget:

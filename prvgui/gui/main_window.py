@@ -10,14 +10,13 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
-from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar, QPushButton, QSplitter, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar,
+                               QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from ..accounting.view_model import Request
 from ..accounting.mechanisms import DPSGD_KIND
 from ..document.model import Document, RowSpec
-from .budget_view import BudgetView
+from .budget_view import BUDGET_TAB_TIP, BudgetView, scrolling
 from .calibrate_dialog import CalibrateDialog
 from .dpsgd_helper import DpSgdDialog, settings_for_row
 from .editor import CompositionEditor
@@ -56,8 +55,8 @@ class MainWindow(QMainWindow):
         self.results = ResultsPanel()
         self.tabs = QTabWidget()
         self.tabs.setObjectName("plots")
-        # the four titles would otherwise set the plots' minimum width (about 610 px) and push
-        # the window wider than a laptop screen when the budget dock opens
+        # the titles would otherwise set the plots' minimum width (about 610 px) and push
+        # the window wider than a laptop screen (the Budget view, once a dock, made it worse)
         self.tabs.setUsesScrollButtons(True)
         self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
         self.plots = {}
@@ -100,11 +99,10 @@ class MainWindow(QMainWindow):
         self.split.setStretchFactor(1, 1)
         self.split.setSizes([490, 790])
         self.setCentralWidget(self.split)
-        self.budget_dock = QDockWidget("Budget", self)
-        self.budget_dock.setObjectName("budget_dock")  # saveState/restoreState keep its place
-        self.budget_dock.setWidget(self.budget)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.budget_dock)
-        self.budget_dock.hide()
+        # a tab beside the plots, not a dock: a dock took its width from the results table,
+        # whose δ column and notes then hid behind a scrollbar at 1280 px
+        self.budget_tab = scrolling(self.budget)
+        self.tabs.setTabToolTip(self.tabs.addTab(self.budget_tab, "Budget"), BUDGET_TAB_TIP)
         self.resize(1280, 800)
 
     def _build_status(self) -> None:
@@ -164,9 +162,7 @@ class MainWindow(QMainWindow):
         c.addAction("&Cancel", self.recomputer.cancel)
         c.addSeparator()
         c.addAction("Ca&librate selected row…", QKeySequence("Ctrl+L"), self.open_calibrate)
-        budget_action = self.budget_dock.toggleViewAction()
-        budget_action.setText("&Budget view")
-        c.addAction(budget_action)
+        c.addAction("&Budget view", self.show_budget)
         self.help_menu = mb.addMenu("&Help")
         self.help_menu.addAction("Quick &guide", QKeySequence.StandardKey.HelpContents, self.show_guide)
         self.help_menu.addSeparator()
@@ -286,11 +282,18 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ commands
     def current_plot(self):
-        return self.tabs.currentWidget()
+        """The plot tab on show (None when the Budget tab is)."""
+        tab = self.tabs.currentWidget()
+        return tab if tab in self.plots.values() else None
+
+    def show_budget(self) -> None:
+        self.tabs.setCurrentWidget(self.budget_tab)
 
     def export_plot(self, tab, fmt_name: str) -> bool:
-        if tab.result is None:
-            self.files.show_error("Nothing to export", "There is no result to export yet.")
+        if tab is None or tab.result is None:
+            why = "There is no result to export yet." if tab is not None else \
+                "Choose a plot tab first: the Budget tab has no plot."
+            self.files.show_error("Nothing to export", why)
             return False
         path = self.files.ask_save_path(f"Export {self.tabs.tabText(self.tabs.indexOf(tab))}",
                                         f"{tab.kind}.{fmt_name}", EXPORT_FILTERS[fmt_name])

@@ -313,16 +313,5 @@ def test_main_window_opens_calibrate_and_budget(window, qtbot):
     dialog = window.open_calibrate()
     assert isinstance(dialog, CalibrateDialog) and dialog.row_index == 0
     dialog.reject()
-    window.budget_dock.show()
-    assert window.budget.isVisible()
-
-
-def test_the_budget_dock_fits_a_1280_pixel_window(window, qtbot):
-    # the minimum widths of the plots' toolbars, the tab titles and the dock's answer boxes
-    # once pushed the window to 1632 px when the dock opened
-    window.files.open_example(resource_dir() / "examples" / "mixed.json", ask=False)
-    window.budget_dock.show()
-    qtbot.waitUntil(lambda: window.budget.isVisible())
-    QApplication.processEvents()
-    assert window.width() <= 1280
-    assert window.centralWidget().minimumSizeHint().width() + window.budget_dock.minimumSizeHint().width() <= 1280
+    window.show_budget()
+    assert window.budget.isVisible() and window.tabs.currentWidget() is window.budget_tab

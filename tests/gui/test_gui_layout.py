@@ -49,3 +49,28 @@ def test_a_short_label_is_shown_whole_without_a_tooltip(window, qtbot, load):
     assert window.composition.form.title() == "Row 1: training"
     assert window.composition.form.toolTip() == ""
 
+
+def _all_columns_visible(table):
+    header = table.horizontalHeader()
+    last = table.columnCount() - 1
+    right = header.sectionViewportPosition(last) + header.sectionSize(last)
+    return not table.horizontalScrollBar().isVisible() and right <= table.viewport().width()
+
+
+def test_the_budget_view_keeps_1280_px_and_every_results_column_visible(window, qtbot, load):
+    # the minimum widths of the plots' toolbars, the tab titles and the budget's answer boxes
+    # once pushed the window to 1632 px; as a dock it then squeezed the results table so
+    # that its δ column and notes hid behind a scrollbar
+    load(window, _long_rows())
+    window.composition.select_row(0)
+    _settle(window, 1280, 800)
+    window.show_budget()
+    qtbot.waitUntil(lambda: window.budget.isVisible())
+    _settle(window, 1280, 800)
+    assert window.width() == 1280
+    assert window.tabs.currentWidget() is window.budget_tab
+    assert window.results.table.isVisible() and _all_columns_visible(window.results.table)
+    assert window.current_plot() is None and not window.export_plot(None, "png")
+    assert window.errors == ["Choose a plot tab first: the Budget tab has no plot."]
+    _settle(window, 1024, 700)
+    assert window.width() == 1024
