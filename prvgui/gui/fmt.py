@@ -64,6 +64,21 @@ def fmt_value(value: object) -> str:
     return repr(value)
 
 
+#: significant digits of a value shown in a field that the user did not type (from a file, the
+#: DP-SGD helper, an undo)
+FIELD_DIGITS = 6
+
+
+def fmt_field(value: object) -> str:
+    """A parameter value as a field shows it when the user did not type it: at most
+    ``FIELD_DIGITS`` significant digits (0.004266666666666667 shows as 0.00426667). The field's
+    text is only a view: the document keeps the full value until the user edits the field.
+    Whole numbers are shown whole."""
+    if isinstance(value, float) and math.isfinite(value) and value != int(value):
+        return f"{value:.{FIELD_DIGITS}g}"
+    return fmt_value(value)
+
+
 def fmt(x: object, digits: int = 4) -> str:
     """A number for reading: ``∞`` for inf, ``n/a`` for None, ``digits`` significant digits."""
     if x is None:
@@ -97,7 +112,7 @@ def fmt_bound(x: object, digits: int = 4, up: bool = True) -> str:
 
 def fmt_count(x: object) -> str:
     if isinstance(x, int) and not isinstance(x, bool):
-        return f"{x:,}".replace(",", "\u2009")  # thin space as thousands separator
+        return f"{x:,}".replace(",", "\u202f")  # narrow no-break space: a count never wraps
     return str(x)
 
 

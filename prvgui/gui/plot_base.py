@@ -27,6 +27,12 @@ from .fmt import fmt
 pg.setConfigOptions(antialias=True, background="w", foreground="#222")
 
 BLUE, ORANGE, GREEN, RED, GREY, PURPLE = "#1f5fbf", "#e07b00", "#2e8b3e", "#c62828", "#888888", "#7b3fa0"
+#: the shaded band below the certificate's resolution: its colour, the bottom of it on a log
+#: axis (below the smallest float64), and on a linear axis the smallest share of the curves'
+#: height worth drawing
+RESOLUTION_GREY = (120, 120, 120, 60)
+RESOLUTION_BOTTOM = -400.0
+RESOLUTION_VISIBLE = 0.005
 #: PNG exports are drawn at this multiple of the on-screen size
 PNG_SCALE = 2.0
 
@@ -60,6 +66,8 @@ class PlotTab(QWidget):
         self._in_legend: set[str] = set()
         self._bands: list[tuple[str, str, pg.PlotDataItem, pg.PlotDataItem, pg.FillBetweenItem]] = []
         self._markers: list[tuple[pg.InfiniteLine, float | None]] = []
+        self.resolution_band: pg.LinearRegionItem | None = None
+        self._resolution: float | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         bar = QHBoxLayout()
@@ -165,6 +173,53 @@ class PlotTab(QWidget):
         self._markers.append((line, None))
         return line
 
+    def add_resolution_band(self) -> pg.LinearRegionItem:
+        """A grey band from the bottom of the plot up to a y value (``set_resolution``): the
+        values there are below what the certificate resolves."""
+        band = pg.LinearRegionItem(values=(RESOLUTION_BOTTOM, RESOLUTION_BOTTOM), orientation="horizontal",
+                                   brush=pg.mkBrush(*RESOLUTION_GREY), pen=pg.mkPen(0, 0, 0, 0),
+                                   movable=False)
+        band.lines[1].setPen(pen(GREY, 1.0, Qt.PenStyle.DotLine))
+        band.label = pg.InfLineLabel(band.lines[1], text="", position=0.98, anchors=[(1, 0), (1, 0)],
+                                     color="#555", fill=pg.mkBrush(255, 255, 255, 200))
+        band.setZValue(-20)
+        band.setVisible(False)
+        self.plot_item.addItem(band, ignoreBounds=True)
+        self.resolution_band = band
+        return band
+
+    def set_resolution(self, value: float | None, label: str = "") -> None:
+        """Shade y below ``value`` (None hides the band)."""
+        self._resolution = value
+        if self.resolution_band is not None:
+            self.resolution_band.label.setFormat(label)
+            self._place_resolution()
+
+    def _place_resolution(self) -> None:
+        band, value = self.resolution_band, self._resolution
+        if band is None:
+            return
+        log = self.log_y_box.isChecked()
+        if value is None or not math.isfinite(value) or value <= 0:
+            band.setVisible(False)
+            return
+        if not log:
+            # on a linear axis the band is visible only if it is a noticeable part of the curves
+            tops = [np.nanmax(np.where(np.isfinite(y), np.abs(y), np.nan)) for _, y in self._raw.values()
+                    if np.isfinite(y).any()]
+            if not tops or value < RESOLUTION_VISIBLE * max(tops):
+                band.setVisible(False)
+                return
+        top = math.log10(value) if log else value
+        band.setRegion((RESOLUTION_BOTTOM if log else -1.0, top))  # δ ≥ 0
+        band.setVisible(True)
+        band.label.valueChanged()  # the label skips updates while its line is hidden
+
+    def resolution_top(self) -> float | None:
+        """The top of the shaded band in view units (log10 on a log axis), None if hidden."""
+        band = self.resolution_band
+        return band.getRegion()[1] if band is not None and band.isVisible() else None
+
     def set_marker(self, line: pg.InfiniteLine, value: float | None, label: str | None = None) -> None:
         self._markers = [(m, value if m is line else v) for m, v in self._markers]
         if label is not None and line.label is not None:
@@ -255,6 +310,7 @@ class PlotTab(QWidget):
             self._draw_band(*band)
         for line, value in self._markers:
             self._place_marker(line, value)
+        self._place_resolution()
         self.reset_view()
 
     def reset_view(self) -> None:
@@ -270,6 +326,7 @@ class PlotTab(QWidget):
             self.set_curve(name, None, None)
         for line, _ in self._markers:
             self.set_marker(line, None)
+        self.set_resolution(None)
         self.show_hint(hint or self.empty_hint)
 
     def show_hint(self, text: str | None) -> None:

@@ -30,6 +30,13 @@ def _prv_curves(tab: PlotTab, certified: str) -> None:
                   pen(BLUE, 2.4 if certified == "lower" else 1.2), z=5)
 
 
+def additive_error(result) -> float | None:
+    """The largest additive error of the certified δ bounds (``total_abs`` of the error budget,
+    one entry per order of the pair), None if the result has none."""
+    errs = [b["total_abs"] for b in (result.budget or []) if b.get("total_abs") is not None]
+    return max(errs) if errs else None
+
+
 class ProfileTab(PlotTab):
     """δ(ε) on a log δ axis: PRV band, RDP and GDP, the target δ and the certified ε."""
 
@@ -47,6 +54,7 @@ class ProfileTab(PlotTab):
         self.add_curve("gdp", "GDP (approximation)", pen(GREEN, 1.8, DASH), z=3)
         self.target = self.add_marker(0, RED, "target δ")
         self.eps_line = self.add_marker(90, RED, "ε")
+        self.add_resolution_band()
 
     def show_result(self, result) -> None:
         self.result = result
@@ -55,6 +63,9 @@ class ProfileTab(PlotTab):
             self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
         self.set_marker(self.target, result.request.delta, f"target δ = {fmt(result.request.delta)}")
         self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
+        err = additive_error(result) if c is not None else None
+        self.set_resolution(err, f"below float64 resolution of this composition (additive error "
+                                 f"{fmt(err, 2)})" if err is not None else "")
         self.settle()
 
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 
 from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec
-from .fmt import POISSON_NOTE, error_field, fmt_value, parse_count, parse_number, same_value
+from .fmt import POISSON_NOTE, error_field, fmt_field, fmt_value, parse_count, parse_number, same_value
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
 
@@ -210,8 +210,12 @@ class RowForm(QGroupBox):
 
 
 def _set_text(edit: QLineEdit, value: object) -> None:
-    """Show ``value`` unless the field's text already stands for it (keeps the cursor put)."""
-    if not same_value(edit.text(), value):
+    """Show ``value`` unless the field's text already stands for it (keeps the cursor put).
+
+    A value the user did not type shows at most six significant digits; showing it does not
+    change the document (only an edit does, through ``textEdited``)."""
+    text = fmt_field(value)
+    if not same_value(edit.text(), value) and edit.text() != text:
         pos = edit.cursorPosition()
-        edit.setText(fmt_value(value))
+        edit.setText(text)
         edit.setCursorPosition(min(pos, len(edit.text())))

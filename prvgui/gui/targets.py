@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QWid
 
 from ..accounting.validate import check_delta, check_eps_error, check_epsilon
 from ..document.model import Document, Targets
-from .fmt import fmt_value, parse_number, same_value
+from .fmt import fmt_field, parse_number, same_value
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
 
@@ -126,7 +126,7 @@ class TargetsWidget(QGroupBox):
             self._shown[name] = value
             edit = self.fields[name]
             if value is None or not same_value(edit.text(), value):
-                edit.setText("" if value is None else fmt_value(value))
+                edit.setText("" if value is None else fmt_field(value))
             if self._errors[name] is not None:
                 changed = True
                 self._errors[name] = None

@@ -74,7 +74,7 @@ def test_dpsgd_dialog_shows_the_steps_and_builds_a_row(qtbot):
     row = dialog.row()
     assert row.kind == "subsampled_gaussian" and row.count == 14063
     assert row.params["sampling_rate"] == 256 / 60000 and row.params["sigma"] == 1.1
-    assert "14\u2009063" in dialog.summary.text()
+    assert "14\u202f063" in dialog.summary.text()
     assert any("Poisson sampling" in label.text() for label in dialog.findChildren(QLabel))
     ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
     assert ok.isEnabled() and ok.text() == "Apply to row 1"
@@ -222,3 +222,34 @@ def test_steps_choice_follows_rows(qtbot):
     assert choice.row() == 2
     texts = [combo.itemText(i) for i in range(combo.count())]
     assert texts[1:] == ["row 1: Pure ε-DP", "row 2: a", "row 3: b"]
+
+
+# ------------------------------------------------------------------ numbers people read
+def test_a_count_never_wraps_at_its_thousands_separator():
+    from prvgui.gui.fmt import fmt_count
+    text = fmt_count(14063)
+    assert text == "14\u202f063"
+    assert not any(c.isspace() and c not in "\u202f\u00a0\u2007" for c in text)
+
+
+def test_fields_show_six_significant_digits_of_a_value_from_a_file(qtbot, window):
+    from prvgui.paths import resource_dir
+    with qtbot.waitSignal(window.recomputer.result_ready, timeout=60_000):
+        assert window.files.open_example(resource_dir() / "examples" / "dpsgd_mnist.json", ask=False)
+    form = window.composition.form
+    form.set_row(0)
+    edit = form.params["sampling_rate"].edit
+    assert edit.text() == "0.00426667"
+    assert window.doc.row(0).params["sampling_rate"] == 0.004266666666666667  # showing is not editing
+    assert window.stack.count() == 0
+    # refreshing the form (another field edited) keeps the full value in the document
+    form.params["sigma"].edit.end(False)
+    qtbot.keyClicks(form.params["sigma"].edit, "5")
+    assert window.doc.row(0).params["sigma"] == 1.15
+    assert edit.text() == "0.00426667"
+    assert window.doc.row(0).params["sampling_rate"] == 0.004266666666666667
+    # what the user types stays as typed, digit for digit
+    edit.clear()
+    qtbot.keyClicks(edit, "0.0042666666")
+    assert edit.text() == "0.0042666666"
+    assert window.doc.row(0).params["sampling_rate"] == 0.0042666666

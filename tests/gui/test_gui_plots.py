@@ -119,3 +119,29 @@ def test_a_composition_with_a_continuous_draw_has_no_atoms(qtbot, window, load, 
     assert result.pld_atoms is None
     tab = window.plots["pld"]
     assert tab.atoms is None and not tab.mass_axis.isVisible()
+
+
+# ------------------------------------------------------------------ float64 resolution
+def test_the_profile_shades_what_the_certificate_cannot_resolve(qtbot, window, load):
+    result = load(window)
+    tab = window.plots["profile"]
+    window.tabs.setCurrentWidget(tab)
+    err = max(b["total_abs"] for b in result.budget)
+    assert err > 0
+    band = tab.resolution_band
+    assert band is not None and band.isVisible()
+    lo, hi = band.getRegion()
+    assert hi == pytest.approx(math.log10(err), abs=1e-12)
+    assert lo < tab.plot_item.vb.viewRange()[1][0]  # from the bottom of the plot
+    assert tab.resolution_top() == pytest.approx(math.log10(err), abs=1e-12)
+    assert "below float64 resolution" in band.label.format
+    assert "additive error" in band.label.format
+    # a linear δ axis: a band of ~1e-13 would be invisibly thin
+    tab.log_y_box.setChecked(False)
+    assert not band.isVisible()
+    tab.log_y_box.setChecked(True)
+    assert band.isVisible()
+    # no result: no band
+    window.doc.reset([], "add_remove", window.doc.targets)
+    qtbot.waitUntil(lambda: tab.is_empty(), timeout=10_000)
+    assert not band.isVisible()

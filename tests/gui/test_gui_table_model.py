@@ -41,7 +41,7 @@ def test_editing_the_count_cell_changes_the_document_and_is_undoable():
     doc, stack, _, model = make()
     assert model.setData(model.index(0, COL_COUNT), "1e3", Qt.ItemDataRole.EditRole)
     assert doc.row(0).count == 1000
-    assert model.data(model.index(0, COL_COUNT)) == "1\u2009000"
+    assert model.data(model.index(0, COL_COUNT)) == "1\u202f000"
     stack.undo()
     assert doc.row(0).count == 10
 
