@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import QApplication, QDialog
+from PySide6.QtWidgets import QDialog
 
 from prvgui.accounting.budget import budget_status
 from prvgui.accounting.calibrate import calibrate
@@ -14,7 +14,6 @@ from prvgui.accounting.calibrate import rows_with, sweep_values
 from prvgui.gui.calibrate_dialog import CalibrateDialog
 from prvgui.gui.calibration_job import run_calibration
 from prvgui.gui.fmt import fmt_bound, fmt_value
-from prvgui.paths import resource_dir
 
 from conftest import HOLD_COUNT, until_cancelled
 
