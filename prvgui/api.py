@@ -30,7 +30,7 @@ class AccuracyWarning(UserWarning):
 
 def load(path: str | os.PathLike) -> Composition:
     """Read a composition file (untrusted: a ``FileFormatError`` names the bad field)."""
-    return Composition.of(fileio.load(path))
+    return fileio.load_composition(path)
 
 
 def save(comp: Composition, path: str | os.PathLike) -> None:

@@ -53,6 +53,11 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
 
 
 def loads(text: str) -> Document:
+    """Parse a composition from JSON text, as a document to edit."""
+    return loads_composition(text).document()
+
+
+def loads_composition(text: str) -> Composition:
     """Parse a composition from JSON text."""
     if len(text) > MAX_BYTES:
         raise FileFormatError(f"file is larger than {MAX_BYTES} bytes")
@@ -64,7 +69,7 @@ def loads(text: str) -> Document:
         raise FileFormatError("file is nested too deeply to be a composition") from None
     except ValueError as exc:
         raise FileFormatError(f"not valid JSON: {exc}") from None
-    return from_dict(data)
+    return composition_from_dict(data)
 
 
 def from_dict(data: object) -> Document:
@@ -171,6 +176,11 @@ def dumps(doc: Document) -> str:
 
 
 def load(path: str | os.PathLike) -> Document:
+    """Read a composition file, as a document to edit."""
+    return load_composition(path).document()
+
+
+def load_composition(path: str | os.PathLike) -> Composition:
     """Read a composition file."""
     try:
         size = os.path.getsize(path)
@@ -184,7 +194,7 @@ def load(path: str | os.PathLike) -> Document:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise FileFormatError("file is not UTF-8 text") from None
-    return loads(text)
+    return loads_composition(text)
 
 
 def _umask() -> int:
