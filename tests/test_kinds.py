@@ -15,7 +15,7 @@ import pytest
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
 from prvgui.accounting import kinds as kinds_pkg
 from prvgui.accounting.calibrate import parameters_for, search_spec
-from prvgui.accounting.kinds.base import Neighbouring
+from prvgui.accounting.kinds.base import Choice, Neighbouring
 from prvgui.accounting.validate import check_number
 from prvgui.accounting.mechanisms import MECHANISM_KINDS, mechanism_from_params
 from prvgui.document import KIND_TITLES, RowSpec, dumps, loads
@@ -24,9 +24,9 @@ from prvgui.document.model import Document, Targets
 KINDS = list(MECHANISM_KINDS)
 
 
-def test_the_registry_holds_the_seven_kinds_in_menu_order():
+def test_the_registry_holds_the_kinds_in_menu_order():
     assert KINDS == ["gaussian", "laplace", "randomized_response", "pure_dp", "approx_dp",
-                     "subsampled_gaussian", "subsampled_laplace"]
+                     "subsampled_gaussian", "shuffled_gaussian", "subsampled_laplace"]
     assert list(KIND_TITLES) == KINDS and KIND_TITLES["pure_dp"] == "Pure ε-DP"
 
 
@@ -36,7 +36,13 @@ def test_every_kind_declares_its_parameters(kind):
     specs = cls.param_specs()
     assert specs and cls.title and cls.kind == kind
     for name, p in specs.items():
-        assert p.title and p.unit and p.help and p.symbol, name
+        assert p.title and p.help, name
+        if isinstance(p, Choice):
+            assert len(p.choices) >= 2 and p.initial in dict(p.choices)
+            with pytest.raises(ValueError, match=name):
+                p.check(name, "nonsense")
+            continue
+        assert p.unit and p.symbol, name
         p.check(name, p.initial)  # a new row is valid
         with pytest.raises(ValueError, match=name):
             p.check(name, math.nan)
@@ -97,10 +103,10 @@ def test_neighbouring_relation_is_a_value():
     assert Neighbouring.parse("add_remove") is Neighbouring.ADD_REMOVE
     with pytest.raises(ValueError, match="neighbouring must be one of"):
         Neighbouring.parse("swap")
-    with pytest.raises(ValueError, match="not yet available"):
-        Gaussian(1.0).prv("remove", Neighbouring.REPLACE_ONE)
-    with pytest.raises(ValueError, match="not supported yet"):
-        Accountant([Row(Gaussian(1.0), 1)], neighbouring="replace_one")
+    # replace-one: the Gaussian's outputs can differ by twice the sensitivity
+    assert Gaussian(1.0).prv("remove", Neighbouring.REPLACE_ONE) == Gaussian(1.0, 2.0).prv("remove")
+    acc = Accountant([Row(Gaussian(1.0), 1)], neighbouring="replace_one")
+    assert acc.rows == [Row(Gaussian(1.0, 2.0), 1)] and acc.given_rows == [Row(Gaussian(1.0), 1)]
 
 
 TOY = '''

@@ -29,7 +29,7 @@ import numpy as np
 
 from .compose import INTERRUPTIBLE_SIZE, N_MAX, compose, interruptible
 from .errors import Cancelled
-from .kinds.base import ORDERS
+from .kinds.base import ORDERS, Relation, as_relation
 from .mechanisms import Neighbouring, Row
 from .validate import check_delta, check_eps_error, check_epsilon
 from .closed_form import closed_form
@@ -38,7 +38,7 @@ from .profile import Bounds, CertifiedProfile
 from .sweep import check_counts, sweep
 
 #: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
-NEIGHBOURING = (Neighbouring.ADD_REMOVE,)
+NEIGHBOURING = (Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE)
 DEFAULT_EPS_ERROR = 0.01
 #: the second order of the pair is first composed this much coarser (``Accountant._deciding``)
 SCREEN = 10.0
@@ -72,9 +72,21 @@ class _Joint:
         return report
 
 
-def _rows_prvs(rows: Sequence[Row], order: str, neighbouring: Neighbouring):
-    return [(r.mechanism.prv(order, neighbouring), r.count) for r in rows if r.count > 0
+def _rows_prvs(rows: Sequence[Row], order: str):
+    return [(r.mechanism.prv(order), r.count) for r in rows if r.count > 0
             and not r.mechanism.is_trivial()]
+
+
+def rows_under(rows: Sequence[Row], relation: Relation) -> list[Row]:
+    """Each row with the mechanism whose add/remove pair dominates it under ``relation``
+    (``Mechanism.under``); a ValueError names the first row that has none."""
+    out = []
+    for i, r in enumerate(rows):
+        try:
+            out.append(Row(r.mechanism.under(relation), r.count))
+        except ValueError as exc:
+            raise ValueError(f"row {i + 1} ({r.mechanism.title}): {exc}") from None
+    return out
 
 
 class Accountant:
@@ -94,22 +106,28 @@ class Accountant:
         Let single queries skip the fine build of an order that a coarse build shows to be
         dominated (``_deciding``; default). Callers that will want whole curves anyway (which
         need both orders) pass False and save the coarse build.
+    neighbouring, group_size : the relation the guarantee is for (``kinds.base.Relation``;
+        ``neighbouring`` may be a Relation). Each row is replaced by the mechanism whose
+        add/remove pair dominates it under that relation (``rows``); ``given_rows`` keeps
+        the rows as given.
     """
 
     def __init__(self, rows: Sequence[Row], eps_error: float = DEFAULT_EPS_ERROR,
                  neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
                  cancel: Callable[[], bool] | None = None,
-                 n_max: int = N_MAX, closed_forms: bool = True, screen: bool = True) -> None:
-        self.rows = [r if isinstance(r, Row) else Row(*r) for r in rows]
+                 n_max: int = N_MAX, closed_forms: bool = True, screen: bool = True,
+                 group_size: int = 1) -> None:
+        self.given_rows = [r if isinstance(r, Row) else Row(*r) for r in rows]
         self.eps_error = check_eps_error(eps_error)
-        self.neighbouring = Neighbouring.parse(neighbouring)
-        if self.neighbouring not in NEIGHBOURING:
-            raise ValueError(f"neighbouring {self.neighbouring.value!r} is not supported yet")
+        self.relation = neighbouring if isinstance(neighbouring, Relation) else \
+            Relation(as_relation(neighbouring).neighbouring, group_size)
+        self.neighbouring = self.relation.neighbouring
+        self.rows = rows_under(self.given_rows, self.relation)
         self.cancel = cancel
         self.n_max = n_max
         self.closed_forms = closed_forms
         self.screen = screen
-        needed = {o for r in self.rows if r.count > 0 for o in r.mechanism.orders(self.neighbouring)}
+        needed = {o for r in self.rows if r.count > 0 for o in r.mechanism.orders()}
         self.orders = [o for o in ORDERS if o in needed] or ["remove"]
         #: (order, error level, long double, screen) -> side
         self._cache: dict[tuple[str, float, bool, bool], _Side] = {}
@@ -197,7 +215,7 @@ class Accountant:
 
     def _build(self, order: str, err: float, progress=None, extended: bool = False,
                screen: bool = False) -> _Side:
-        prvs = _rows_prvs(self.rows, order, self.neighbouring)
+        prvs = _rows_prvs(self.rows, order)
         if not prvs:
             return _Side(None, {"trivial": True})
         k_total = sum(k for _, k in prvs)
@@ -368,11 +386,11 @@ class Accountant:
             return cs, [inf] * cs.size
         if mech.is_blatant():  # any run reveals the record; without it, the others' epsilon
             active = [r for r in others if r.count > 0 and not r.mechanism.is_trivial()]
-            base = Accountant(active, self.eps_error, self.neighbouring, cancel=self.cancel,
+            base = Accountant(active, self.eps_error, cancel=self.cancel,
                               n_max=self.n_max).epsilon(delta) if active else Bounds(0.0, 0.0, 0.0)
             return cs, [inf if c > 0 else base for c in cs]
-        orders = [(_rows_prvs(others, o, self.neighbouring),
-                   None if mech.is_trivial() else mech.prv(o, self.neighbouring)) for o in self.orders]
+        orders = [(_rows_prvs(others, o),
+                   None if mech.is_trivial() else mech.prv(o)) for o in self.orders]
         bounds, used = sweep(orders, cs, delta, error_level(delta), self.eps_error, self.n_max,
                              self.cancel, progress)
         self._widened_to(used)

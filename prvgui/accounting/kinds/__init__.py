@@ -1,4 +1,5 @@
-"""The registry of mechanism kinds: every module of this package (but ``base``) defines one.
+"""The registry of mechanism kinds: every module of this package (but ``base`` and the private
+``_*`` modules of derived pairs) defines one.
 
 Adding a kind is adding a module here (and its tests): the file format, the command line,
 the GUI's form and menus, calibration and the comparison accountants all read ``KINDS``.
@@ -18,7 +19,7 @@ def discover() -> dict[str, type[Mechanism]]:
     kind name, in menu order."""
     found = []
     for info in pkgutil.iter_modules(__path__):
-        if info.name == "base":
+        if info.name == "base" or info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         classes = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Mechanism)

@@ -13,7 +13,7 @@ import numpy as np
 from .. import rdp as _rdp
 from ..gdp import randomized_response_mu2
 from ..prv import PRV, point_mass
-from .base import EPSILON, Mechanism, Param, param
+from .base import EPSILON, Mechanism, Param, Relation, param
 from .randomized_response import randomized_response_prv
 
 
@@ -24,6 +24,17 @@ def approx_dp_prv(eps0: float, delta0: float) -> PRV:
     rr = randomized_response_prv(eps0)
     atoms = tuple((loc, m * (1.0 - delta0)) for loc, m in rr.atoms)
     return PRV(atoms, delta0, None, rr.mean * (1.0 - delta0), rr.mean_err)
+
+
+def group_delta(eps: float, delta: float, k: int) -> float:
+    """delta * sum_{i<k} e^{i eps} = delta (e^{k eps} - 1) / (e^eps - 1), at most 1."""
+    if delta == 0:
+        return 0.0
+    if eps == 0:
+        return min(1.0, k * delta)
+    log_sum = k * eps + math.log(-math.expm1(-k * eps)) - eps - math.log(-math.expm1(-eps))
+    log_d = math.log(delta) + log_sum
+    return 1.0 if log_d >= 0 else math.exp(log_d)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +57,15 @@ class ApproxDP(Mechanism):
 
     def _prv(self, order: str) -> PRV:
         return approx_dp_prv(self.epsilon, self.delta)
+
+    def under(self, relation: Relation) -> "ApproxDP":
+        """(eps, delta) is stated for the relation chosen: the same pair. A group of k records:
+        (k eps, delta (e^{k eps} - 1) / (e^eps - 1))-DP (Vadhan 2017, Lemma 2.2; k delta at
+        eps = 0), whose worst pair is the approximate-DP pair with those parameters."""
+        k = relation.group_size
+        if k == 1:
+            return self
+        return ApproxDP(self.epsilon * k, group_delta(self.epsilon, self.delta, k))
 
     def eps_delta(self) -> tuple[float, float]:
         return (self.epsilon, self.delta)

@@ -38,6 +38,59 @@ class Neighbouring(str, Enum):
             raise ValueError(f"{name} must be one of {choices}, got {value!r}") from None
 
 
+#: the largest group a person may contribute (group privacy); the mixture pairs of the
+#: subsampled kinds have group_size + 1 components
+MAX_GROUP = 1000
+
+
+@dataclass(frozen=True)
+class Relation:
+    """What a guarantee protects: the neighbouring relation and the group size, i.e. the number
+    of records one protected person may contribute (group / user-level privacy)."""
+
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
+    group_size: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "neighbouring", Neighbouring.parse(self.neighbouring))
+        object.__setattr__(self, "group_size", check_group_size(self.group_size))
+
+    @property
+    def plain(self) -> bool:
+        """Add/remove one record: the relation every kind's own pair is stated for."""
+        return self.neighbouring is Neighbouring.ADD_REMOVE and self.group_size == 1
+
+    @property
+    def replace(self) -> bool:
+        return self.neighbouring is Neighbouring.REPLACE_ONE
+
+    def describe(self) -> str:
+        """In words, e.g. 'replace one record, groups of 4 records'."""
+        what = "replace one record" if self.replace else "add/remove one record"
+        return what if self.group_size == 1 else f"{what}, groups of {self.group_size} records"
+
+
+def check_group_size(value: object, name: str = "group_size") -> int:
+    """An integer in [1, MAX_GROUP] (integral floats such as 4.0 are accepted)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and (not math.isfinite(value) or value != int(value))):
+        raise ValueError(f"{name} (records per person) must be a whole number from 1 to {MAX_GROUP}, "
+                         f"got {value!r}")
+    if not 1 <= value <= MAX_GROUP:
+        raise ValueError(f"{name} (records per person) must be a whole number from 1 to {MAX_GROUP}, "
+                         f"got {value!r}")
+    return int(value)
+
+
+def as_relation(value: "Relation | Neighbouring | str | None") -> Relation:
+    """A Relation from a Relation, a neighbouring relation (group of 1) or None (plain)."""
+    if value is None:
+        return PLAIN
+    if isinstance(value, Relation):
+        return value
+    return Relation(Neighbouring.parse(value))
+
+
 #: the two orders of a dominating pair (P, Q): "remove" is P = D, Q = D' with D' = D minus a
 #: record; "add" is the swapped pair. Symmetric mechanisms have one PRV for both.
 ORDERS = ("remove", "add")
@@ -66,12 +119,32 @@ class Param:
     hi: float = math.inf
     lo_open: bool = False
     search: Search | None = None
+    #: only whole numbers (e.g. batches per epoch)
+    integer: bool = False
 
     def check(self, name: str, value: object) -> float:
-        return check_number(name, value, self.lo, self.hi, self.lo_open)
+        v = check_number(name, value, self.lo, self.hi, self.lo_open)
+        if self.integer:
+            if v != int(v):
+                raise ValueError(f"{name} must be a whole number, got {value!r}")
+            return int(v)
+        return v
 
 
-def param(spec: Param, default: float | None = None):
+@dataclass(frozen=True)
+class Choice(Param):
+    """A parameter with a few named values (``choices``: value -> words people read)."""
+
+    choices: tuple[tuple[str, str], ...] = ()
+
+    def check(self, name: str, value: object) -> str:
+        values = [v for v, _ in self.choices]
+        if not isinstance(value, str) or value not in values:
+            raise ValueError(f"{name} must be one of {', '.join(repr(v) for v in values)}, got {value!r}")
+        return value
+
+
+def param(spec: Param, default: float | str | None = None):
     """A dataclass field for a parameter; ``default`` makes it optional in files and calls."""
     meta = {"param": spec}
     if default is None:
@@ -95,6 +168,10 @@ class Mechanism:
     dpsgd_step: ClassVar[bool] = False
     #: False when the two orders of the add/remove pair differ (subsampling)
     symmetric: ClassVar[bool] = True
+    #: False when the dominating pair is only an upper bound, not realised by any pair of
+    #: datasets (shuffled batches): the bracket then bounds the pair, and ``attack_pair``
+    #: gives a proven lower bound on the truth
+    tight: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -136,18 +213,47 @@ class Mechanism:
     def params(self) -> dict[str, float]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
+    # ------------------------------------------------------------ relations
+    def under(self, relation: Relation) -> "Mechanism":
+        """The mechanism whose add/remove pair for one record dominates this mechanism's pair
+        under ``relation`` (neighbouring relation and group size): every accountant then works
+        on it unchanged. Kinds override this with their derivation; a ValueError says when a
+        kind has no pair for the relation."""
+        if relation.plain:
+            return self
+        raise ValueError(f"{self.title} has no dominating pair for {relation.describe()}")
+
+    def check_relation(self, relation: "Relation | Neighbouring | str | None") -> None:
+        """Raise ValueError (in words) if this mechanism has no pair under ``relation``."""
+        self.under(as_relation(relation))
+
+    def attack_pair(self, relation: Relation) -> "Mechanism":
+        """A pair realised by two neighbouring datasets (or a post-processing of one): its
+        composition's epsilon is a proven LOWER bound on the true epsilon. For a tight kind it
+        is the dominating pair itself."""
+        return self.under(relation)
+
+    def poisson_counterpart(self) -> tuple["Mechanism", int]:
+        """For a non-tight kind: the Poisson-sampled step Poisson accounting would use, and
+        how many of them one run counts as (``bracket.poisson_contrast``)."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------ privacy loss
-    def orders(self, neighbouring: Neighbouring = Neighbouring.ADD_REMOVE) -> tuple[str, ...]:
+    def orders(self, relation: "Relation | Neighbouring | str | None" = None) -> tuple[str, ...]:
         """The orders of the dominating pair that must be composed (one when they agree)."""
+        rel = as_relation(relation)
+        if not rel.plain:
+            return self.under(rel).orders()
         return ("remove",) if self.symmetric else ORDERS
 
-    def prv(self, order: str = "remove",
-            neighbouring: Neighbouring = Neighbouring.ADD_REMOVE) -> _prv.PRV:
-        """Privacy loss random variable of one run, for one order of the dominating pair."""
+    def prv(self, order: str = "remove", relation: "Relation | Neighbouring | str | None" = None) -> _prv.PRV:
+        """Privacy loss random variable of one run, for one order of the dominating pair under
+        ``relation`` (default: add/remove one record)."""
         if order not in ORDERS:
             raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
-        if Neighbouring(neighbouring) is not Neighbouring.ADD_REMOVE:
-            raise ValueError(f"{self.title} is not yet available under {Neighbouring(neighbouring).value}")
+        rel = as_relation(relation)
+        if not rel.plain:
+            return self.under(rel).prv(order)
         return self._prv(order)
 
     def _prv(self, order: str) -> _prv.PRV:
@@ -196,6 +302,14 @@ class Mechanism:
 SAMPLING_RATE = Param("Sampling rate q", "probability in [0, 1]",
                       "Poisson sampling probability q of each record per step", "q", 0.01, hi=1.0,
                       search=Search(True, 1e-9, 1.0))
+SAMPLING = Choice("Batches", "", "how each step's batch is formed: 'poisson' (each record joins "
+                  "independently with probability q) or 'fixed_size' (a uniformly random batch of exactly "
+                  "q × n records; defined under replace-one only)", "", "poisson",
+                  choices=(("poisson", "Poisson: each record joins with probability q"),
+                           ("fixed_size", "Fixed size: a random batch of exactly q·n records")))
+FIXED_SIZE_ADD_REMOVE = ("sampling 'fixed_size' (a batch of exactly q × n records) is defined only under "
+                         "replace-one neighbouring: adding or removing a record changes n and so the "
+                         "batch size; set neighbouring to 'replace_one' or use Poisson sampling")
 EPSILON = Param("ε", "nats", "privacy parameter epsilon (nats)", "ε", 1.0, search=Search(True, 1e-6, 50.0))
 L1_SENSITIVITY = Param("Sensitivity Δ", "L1 norm", "L1 sensitivity of the query (default 1)", "Δ", 1.0)
 LAPLACE_SCALE = Param("Noise scale b", "Laplace scale, units of Δ",
@@ -203,8 +317,18 @@ LAPLACE_SCALE = Param("Noise scale b", "Laplace scale, units of Δ",
                       search=Search(False, 0.01, 1e7))
 
 
+def group_factor(relation: Relation) -> int:
+    """How far one protected person can move a sum of clipped contributions, in clipping norms:
+    k records, each moved by up to 2 norms under replace-one (1 under add/remove)."""
+    return relation.group_size * (2 if relation.replace else 1)
+
+
 def ratio(num: float, den: float) -> float:
     """num / den for a sensitivity over a noise scale: 0 without sensitivity, inf without noise."""
     if num == 0:
         return 0.0
     return math.inf if den == 0 else num / den
+
+
+#: add/remove one record
+PLAIN = Relation()

@@ -4,6 +4,11 @@ Dominating pair N(Delta, sigma^2) against N(0, sigma^2), the same under both ord
 mu = Delta / sigma the privacy loss is Y ~ N(mu^2 / 2, mu^2) (PRV paper, App. B); the
 mechanism is exactly mu-GDP, so compositions of Gaussians have a closed form (mu^2 adds up;
 Balle, Wang 2018, Thm 8). RDP: a mu^2 / 2 (Mironov 2017, Table II).
+
+Delta bounds one record's contribution (the clipping norm of a sum of clipped vectors). Under
+replace-one the two outputs can differ by 2 Delta; with a group of k records by k Delta
+(add/remove) or 2 k Delta (replace-one) by the triangle inequality: the same pair with that
+sensitivity (``under``), exactly GDP again.
 """
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from ..prv import PRV, TRIVIAL, Continuous, point_mass
-from .base import Mechanism, Param, Search, param, ratio
+from .base import Mechanism, Param, Relation, Search, group_factor, param, ratio
 
 
 def gaussian_prv(mu: float) -> PRV:
@@ -57,6 +62,11 @@ class Gaussian(Mechanism):
 
     def _prv(self, order: str) -> PRV:
         return gaussian_prv(self.mu)
+
+    def under(self, relation: Relation) -> "Gaussian":
+        if relation.plain:
+            return self
+        return Gaussian(self.sigma, self.sensitivity * group_factor(relation))
 
     def gaussian_mu(self) -> float:
         return self.mu

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous, point_mass
-from .base import L1_SENSITIVITY, LAPLACE_SCALE, Mechanism, param, ratio
+from .base import L1_SENSITIVITY, LAPLACE_SCALE, Mechanism, Relation, group_factor, param, ratio
 
 
 def laplace_prv(eps0: float) -> PRV:
@@ -78,6 +78,13 @@ class Laplace(Mechanism):
 
     def _prv(self, order: str) -> PRV:
         return laplace_prv(self.eps0)
+
+    def under(self, relation: Relation) -> "Laplace":
+        """Replace-one: outputs differ by up to 2 Delta; k records: k Delta (add/remove) or
+        2 k Delta (replace-one), by the triangle inequality in L1."""
+        if relation.plain:
+            return self
+        return Laplace(self.scale, self.sensitivity * group_factor(relation))
 
     def eps_delta(self) -> tuple[float, float]:
         return (self.eps0, 0.0)

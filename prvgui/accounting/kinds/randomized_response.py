@@ -6,6 +6,7 @@ both orders; k runs compose exactly by the binomial formula. RDP: Mironov 2017, 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -14,7 +15,7 @@ import numpy as np
 from .. import rdp as _rdp
 from ..gdp import randomized_response_mu2
 from ..prv import PRV, TRIVIAL
-from .base import EPSILON, Mechanism, param
+from .base import EPSILON, Mechanism, Relation, param
 
 
 def randomized_response_prv(eps0: float) -> PRV:
@@ -41,6 +42,14 @@ class RandomizedResponse(Mechanism):
 
     def _prv(self, order: str) -> PRV:
         return randomized_response_prv(self.epsilon)
+
+    def under(self, relation: Relation) -> "RandomizedResponse":
+        """epsilon is stated for the relation chosen (add/remove or replace-one): the same pair.
+        A group of k records: k eps-DP (group privacy), whose worst pair is k eps randomized
+        response (Kairouz, Oh, Viswanath 2015)."""
+        if relation.group_size == 1:
+            return self
+        return dataclasses.replace(self, epsilon=self.epsilon * relation.group_size)
 
     def eps_delta(self) -> tuple[float, float]:
         return (self.epsilon, 0.0)

@@ -6,6 +6,12 @@ P0 = N(1, s^2), Q0 = N(0, s^2) with s = sigma / sensitivity; the two orders of t
 pair differ (subsampling.py). Closed form only at q = 1 (the Gaussian). RDP at integer
 orders: the binomial expansion (remove) and log-space quadrature (add), the larger of the two
 (Mironov, Talwar, Zhang 2019). GDP/CLT: mu^2 = q^2 (e^{1/s^2} - 1) (Bu, Dong, Long, Su 2019).
+
+``sampling``: 'poisson' (the above) or 'fixed_size' (each step a uniformly random batch of
+exactly q n records, without replacement), which is defined under replace-one only. Under
+replace-one (either sampling) and for groups of k records the pair is a mixture of shifted
+Gaussians (``under``; kinds/_mixtures.py, mixture.py); at q = 1 it is the Gaussian with
+sensitivity k Delta (add/remove) or 2 k Delta (replace-one).
 """
 from __future__ import annotations
 
@@ -20,7 +26,8 @@ from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous
 from ..subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
                            refined_breaks)
-from .base import SAMPLING_RATE, Mechanism, Param, Search, param
+from .base import (FIXED_SIZE_ADD_REMOVE, SAMPLING, SAMPLING_RATE, Mechanism, Param, Relation, Search,
+                   param)
 from .gaussian import gaussian_prv
 
 Array = np.ndarray
@@ -115,13 +122,29 @@ class SubsampledGaussian(Mechanism):
         """s = sigma / sensitivity (inf: no noise relative to the sensitivity... see is_trivial)."""
         return math.inf if self.sigma == 0 else self.sigma / self.sensitivity
 
+    sampling: str = param(SAMPLING, default="poisson")
+
     def is_trivial(self) -> bool:
         return self.sampling_rate == 0 or self.sensitivity == 0
 
     def is_blatant(self) -> bool:
         return self.sigma == 0 and self.sampling_rate == 1 and not self.is_trivial()
 
+    def under(self, relation: Relation) -> Mechanism:
+        if not relation.replace and self.sampling != "poisson":
+            raise ValueError(FIXED_SIZE_ADD_REMOVE)
+        if relation.plain:
+            return self
+        from .gaussian import Gaussian
+        k, q = relation.group_size, self.sampling_rate
+        if q == 1 or self.is_trivial():
+            return Gaussian(self.sigma, 0.0 if q == 0 else self.sensitivity).under(relation)
+        from ._mixtures import GaussianMixturePair
+        return GaussianMixturePair(q, k, relation.replace, self.noise)
+
     def _prv(self, order: str) -> PRV:
+        if self.sampling != "poisson":
+            raise ValueError(FIXED_SIZE_ADD_REMOVE)
         return subsampled_gaussian_prv(self.noise, self.sampling_rate, order)
 
     def gaussian_mu(self) -> float | None:

@@ -6,6 +6,9 @@ Q0 = Lap(0, 1/eps0), eps0 = Delta / b; the loss l0(x) = eps0 (|x| - |x - 1|) is 
 outside [0, 1], which gives each order two atoms. The two orders differ (subsampling.py).
 It is eps'-DP with eps' = log(1 + q (e^eps0 - 1)) (amplification by subsampling). RDP at
 integer orders: binomial expansion (remove) and quadrature (add), capped by eps'-DP's.
+
+``sampling`` and the pairs under replace-one and for groups: as for the subsampled Gaussian
+(``under``; kinds/_mixtures.py, mixture.py), with Laplace components.
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ import numpy as np
 from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous
 from ..subsampling import blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix, refined_breaks
-from .base import L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING_RATE, Mechanism, param, ratio
+from .base import (FIXED_SIZE_ADD_REMOVE, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE, Mechanism,
+                   Relation, param, ratio)
 from .laplace import laplace_prv
 
 Array = np.ndarray
@@ -110,6 +114,8 @@ class SubsampledLaplace(Mechanism):
     sampling_rate: float = param(SAMPLING_RATE)
     sensitivity: float = param(L1_SENSITIVITY, default=1.0)
 
+    sampling: str = param(SAMPLING, default="poisson")
+
     @property
     def eps0(self) -> float:
         return ratio(self.sensitivity, self.scale)
@@ -120,7 +126,21 @@ class SubsampledLaplace(Mechanism):
     def is_blatant(self) -> bool:
         return math.isinf(self.eps0) and self.sampling_rate == 1
 
+    def under(self, relation: Relation) -> Mechanism:
+        if not relation.replace and self.sampling != "poisson":
+            raise ValueError(FIXED_SIZE_ADD_REMOVE)
+        if relation.plain:
+            return self
+        from .laplace import Laplace
+        k, q = relation.group_size, self.sampling_rate
+        if q == 1 or self.is_trivial():
+            return Laplace(self.scale, 0.0 if q == 0 else self.sensitivity).under(relation)
+        from ._mixtures import LaplaceMixturePair
+        return LaplaceMixturePair(q, k, relation.replace, self.eps0)
+
     def _prv(self, order: str) -> PRV:
+        if self.sampling != "poisson":
+            raise ValueError(FIXED_SIZE_ADD_REMOVE)
         return subsampled_laplace_prv(self.eps0, self.sampling_rate, order)
 
     def eps_delta(self) -> tuple[float, float]:

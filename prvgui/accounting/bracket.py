@@ -1,0 +1,69 @@
+"""Where the truth lies when a row's pair is only an upper bound (shuffled batches).
+
+For every kind but the shuffled Gaussian the dominating pair is realised by two neighbouring
+datasets, so the certified bracket holds the true epsilon. A shuffled row's pair (one Gaussian
+per epoch) is only an upper bound; its ``attack_pair`` is realised (after post-processing),
+so the composition of the rows' attack pairs gives a proven LOWER bound on the true epsilon
+of the whole composition: the adversary runs every row's worst case on the same pair of
+datasets (the premise of every accountant here: each row's worst case is attainable).
+Its certified lower end is the number reported as ``epsilon_at_least``.
+
+``poisson_contrast`` is what Poisson accounting would say for the same training (each shuffled
+epoch of T batches as T Poisson-sampled steps at q = 1/T): shown beside the bracket, never as
+a guarantee.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from .accountant import Accountant
+from .kinds.base import Relation, as_relation
+from .mechanisms import MAX_COUNT, Row
+from .profile import Bounds
+from .validate import check_delta
+
+
+def has_untight(rows: Sequence[Row]) -> bool:
+    """True if a row's pair is only an upper bound (its bracket does not hold the truth)."""
+    return any(r.count > 0 and not r.mechanism.tight and not r.mechanism.is_trivial() for r in rows)
+
+
+def epsilon_at_least(rows: Sequence[Row], delta: float, relation: Relation | str | None = None,
+                     eps_error: float = 0.01, cancel: Callable[[], bool] | None = None) -> float:
+    """A proven lower bound on the true epsilon(delta) of the composition (see the module)."""
+    delta = check_delta(delta)
+    rel = as_relation(relation)
+    attack = []
+    for i, r in enumerate(rows):
+        try:
+            attack.append(Row(r.mechanism.attack_pair(rel), r.count))
+        except ValueError as exc:
+            raise ValueError(f"row {i + 1} ({r.mechanism.title}): {exc}") from None
+    return Accountant(attack, eps_error, cancel=cancel).epsilon(delta).lower
+
+
+def poisson_rows(rows: Sequence[Row]) -> list[Row] | None:
+    """The rows with each shuffled row replaced by its Poisson counterpart; None if a count
+    would exceed the limit."""
+    out = []
+    for r in rows:
+        if r.mechanism.tight:
+            out.append(r)
+            continue
+        mech, per_epoch = r.mechanism.poisson_counterpart()
+        if r.count * per_epoch > MAX_COUNT:
+            return None
+        out.append(Row(mech, r.count * per_epoch))
+    return out
+
+
+def poisson_contrast(rows: Sequence[Row], delta: float, relation: Relation | str | None = None,
+                     eps_error: float = 0.01, cancel: Callable[[], bool] | None = None) -> Bounds | None:
+    """What Poisson accounting would certify for the same training (not a guarantee for
+    shuffled batches); None when there is nothing to contrast or the steps are too many."""
+    if not has_untight(rows):
+        return None
+    prows = poisson_rows(rows)
+    if prows is None:
+        return None
+    return Accountant(prows, eps_error, as_relation(relation), cancel=cancel).epsilon(delta)
