@@ -50,7 +50,7 @@ def accountant(comp: Composition | dict, eps_error: float | None = None) -> Acco
     """The certified accountant of a composition (at its own eps_error unless one is given)."""
     comp = _composition(comp)
     err = comp.targets.eps_error if eps_error is None else eps_error
-    return Accountant(comp.engine_rows(), err, comp.neighbouring)
+    return Accountant(comp.engine_rows(), err, comp.relation)
 
 
 def _warn(acc: Accountant) -> None:

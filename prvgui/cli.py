@@ -105,23 +105,36 @@ def _query(args, want_eps: bool) -> int:
     from .accounting.comparisons import compare_delta, compare_epsilon
     comp, delta, err, rows = _inputs(args)
     x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")
+    from .accounting import bracket
     acc = api.accountant(comp, err)
     b = acc.epsilon(x) if want_eps else acc.delta(x)
-    comps = (compare_epsilon if want_eps else compare_delta)(rows, x)
+    # the comparison accountants on each row's pair under the file's relation
+    comps = (compare_epsilon if want_eps else compare_delta)(acc.rows, x)
     best = best_upper(b.upper, comps, want_eps)
     asked, given = ("epsilon", "delta") if want_eps else ("delta", "epsilon")
+    at_least = None
+    if want_eps and bracket.has_untight(rows):  # shuffled batches: a proven lower bound too
+        at_least = bracket.epsilon_at_least(rows, x, acc.relation, err)
     if args.json:
         out = {asked: b.as_dict(), given: x, "eps_error": err, "certified_upper": best.as_dict(),
-               "comparisons": {k: v.as_dict() for k, v in comps.items()}, "warnings": acc.warnings}
+               "comparisons": {k: v.as_dict() for k, v in comps.items()}, "warnings": acc.warnings,
+               "neighbouring": acc.relation.neighbouring.value, "group_size": acc.relation.group_size}
+        if at_least is not None:
+            out["epsilon_at_least"] = at_least
         print(json.dumps(out))
         return 0
     show = _fmt if want_eps else (lambda v: f"{v:.6g}")
-    print(f"{asked} at {given} = {x:g} (eps_error {err:g})")
+    print(f"{asked} at {given} = {x:g} (eps_error {err:g}; {acc.relation.describe()})")
     print(f"  certified     {asked} <= {show(best.value)}   <- publish this one"
           + ("" if best.by == "prv" else f" ({comps[best.by].label}: tighter than the PRV bracket)"))
     print(f"  PRV lower     {show(b.lower)}")
     print(f"  PRV estimate  {show(b.estimate) if math.isfinite(b.upper) else 'n/a (the bracket is unbounded)'}")
     print(f"  PRV upper     {show(b.upper)}")
+    if at_least is not None:
+        from .accounting.view_model import shuffled_note
+        poisson = bracket.poisson_contrast(rows, x, acc.relation, err)
+        print(f"  proven lower  {_fmt(at_least)}   (attack on shuffled batches; the truth is at least this)")
+        print(f"  note: {shuffled_note(at_least, best.value, poisson)}")
     for w in acc.warnings:
         print(f"  note: {w}")
     for c in comps.values():
@@ -149,6 +162,7 @@ def _run_curve(args) -> int:
         if not 0 <= steps_row < len(rows):
             raise ValueError(f"--row must be in [0, {len(rows) - 1}], got {steps_row}")
     req = Request(tuple(rows), delta=delta, epsilon=None, eps_error=err,
+                  neighbouring=doc.neighbouring, group_size=doc.group_size,
                   profile_points=(points or 200) if args.kind == "profile" else 0,
                   tradeoff_points=(points or 201) if args.kind == "tradeoff" else 0,
                   steps_row=steps_row, steps_points=points or 50,
@@ -160,12 +174,12 @@ def _run_curve(args) -> int:
 
 def _run_calibrate(args) -> int:
     from .accounting.calibrate import calibrate
-    _, delta, err, rows = _inputs(args)
+    comp, delta, err, rows = _inputs(args)
     if not rows:
         raise ValueError("the composition has no rows")
     if not 0 <= args.row < len(rows):
         raise ValueError(f"--row must be in [0, {len(rows) - 1}], got {args.row}")
-    c = calibrate(rows, args.row, args.parameter, args.target_epsilon, delta, err)
+    c = calibrate(rows, args.row, args.parameter, args.target_epsilon, delta, err, relation=comp.relation)
     value = int(c.value) if c.parameter == "count" else c.value
     if args.json:
         out = c.as_dict()

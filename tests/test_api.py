@@ -32,7 +32,7 @@ def test_composition_from_a_plain_dict_and_back():
          "targets": {"delta": 1e-6, "epsilon": 1.0, "eps_error": 0.005}}
     comp = prvgui.Composition.from_dict(d)
     back = prvgui.Composition.from_dict(comp.to_dict())
-    assert back == comp and comp.to_dict()["version"] == 1
+    assert back == comp and comp.to_dict()["version"] == 2 and comp.to_dict()["group_size"] == 1
     mu = math.sqrt(5) / 2.0
     b = prvgui.epsilon(comp)
     assert b.lower <= ref.gaussian_epsilon(mu, 1e-6) <= b.upper

@@ -48,7 +48,7 @@ BAD = [
      "NaN"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": Infinity}]}',
      "Infinity"),
-    (doc_text([]).replace('"version": 1', '"version": 2'), "version 2"),
+    (doc_text([]).replace('"version": 1', '"version": 3'), "version 3"),
     (doc_text([]).replace('"version": 1', '"version": "1"'), "version"),
     (doc_text([]).replace('"prvgui.composition"', '"other"'), "format"),
     (doc_text([], neighbouring="replace"), "neighbouring"),

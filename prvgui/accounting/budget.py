@@ -20,7 +20,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .accountant import Accountant
+from .accountant import Accountant, rows_under
+from .kinds.base import Relation, as_relation
 from .validate import check_delta, check_eps_error
 from .calibrate import Infeasible, calibrate
 from .mechanisms import Row
@@ -63,14 +64,15 @@ def _filter_continues(terms, eps_g: float, delta_g: float) -> bool:
 
 def budget_status(rows: Sequence[Row], eps_budget: float, delta_budget: float,
                   row_index: int | None = None, eps_error: float = 0.01,
-                  cancel: Callable[[], bool] | None = None) -> BudgetStatus:
-    """Budget use of ``rows`` against (eps_budget, delta_budget) and headroom for one row."""
+                  cancel: Callable[[], bool] | None = None, relation: Relation | None = None) -> BudgetStatus:
+    """Budget use of ``rows`` against (eps_budget, delta_budget) and headroom for one row, under
+    ``relation`` (default add/remove one record)."""
     if isinstance(eps_budget, bool) or not isinstance(eps_budget, (int, float)) \
             or not math.isfinite(eps_budget) or eps_budget <= 0:
         raise ValueError(f"epsilon budget must be a finite number > 0, got {eps_budget!r}")
     delta_budget = check_delta(delta_budget, "delta budget")
     eps_error = check_eps_error(eps_error)
-    rows = list(rows)
+    rows = rows_under(list(rows), as_relation(relation))  # each row's pair under the relation
     if row_index is not None and not 0 <= row_index < len(rows):
         raise ValueError(f"row must be in [0, {len(rows) - 1}], got {row_index}")
     b = Accountant(rows, eps_error, cancel=cancel).epsilon(delta_budget)

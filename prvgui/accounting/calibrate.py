@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from .accountant import Accountant
+from .kinds.base import Relation, as_relation
 from .validate import check_delta, check_eps_error
 from .errors import Cancelled
 from .kinds.base import Search
@@ -109,7 +110,7 @@ def sweep_values(kind: str, parameter: str, value: float, points: int = 19) -> l
 
 def calibration_sweep(rows: list[Row], row_index: int, cal: Calibration, eps_error: float,
                       points: int = 19, progress: Callable[[float], None] | None = None,
-                      cancel: Callable[[], bool] | None = None
+                      cancel: Callable[[], bool] | None = None, relation: Relation | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Epsilon bounds at cal.delta around a calibration's answer: (values, lower, estimate,
     upper), NaN where a value cannot be computed (e.g. it would need too fine a grid)."""
@@ -122,7 +123,7 @@ def calibration_sweep(rows: list[Row], row_index: int, cal: Calibration, eps_err
             b = cal.epsilon
         else:
             try:
-                b = Accountant(rows_with(rows, row_index, cal.parameter, v), eps_error,
+                b = Accountant(rows_with(rows, row_index, cal.parameter, v), eps_error, as_relation(relation),
                                cancel=cancel).epsilon(cal.delta)
             except (ValueError, ArithmeticError, MemoryError):
                 continue
@@ -133,8 +134,9 @@ def calibration_sweep(rows: list[Row], row_index: int, cal: Calibration, eps_err
 def calibrate(rows: list[Row], row_index: int, parameter: str, target_epsilon: float,
               delta: float, eps_error: float = 0.01,
               progress: Callable[[float, str], None] | None = None,
-              cancel: Callable[[], bool] | None = None) -> Calibration:
-    """Best value of ``parameter`` of row ``row_index`` with certified upper epsilon <= target."""
+              cancel: Callable[[], bool] | None = None, relation: Relation | None = None) -> Calibration:
+    """Best value of ``parameter`` of row ``row_index`` with certified upper epsilon <= target
+    (under ``relation``: neighbouring relation and group size; default add/remove one record)."""
     rows = list(rows)
     if not 0 <= row_index < len(rows):
         raise ValueError(f"row must be in [0, {len(rows) - 1}], got {row_index}")
@@ -144,7 +146,8 @@ def calibrate(rows: list[Row], row_index: int, parameter: str, target_epsilon: f
         raise ValueError(f"target epsilon must be a finite number > 0, got {target_epsilon!r}")
     delta = check_delta(delta)
     eps_error = check_eps_error(eps_error)
-    ctx = _Ctx(rows, row_index, parameter, float(target_epsilon), delta, eps_error, progress, cancel)
+    ctx = _Ctx(rows, row_index, parameter, float(target_epsilon), delta, eps_error, progress, cancel,
+               as_relation(relation))
     return ctx.run_count() if parameter == "count" else ctx.run_real()
 
 
@@ -158,6 +161,7 @@ class _Ctx:
     eps_error: float
     progress: Callable | None
     cancel: Callable | None
+    relation: Relation
     evals: int = 0
 
     def _tick(self, frac: float, text: str) -> None:
@@ -168,11 +172,12 @@ class _Ctx:
 
     def _eps(self, value: float, eps_error: float) -> Bounds:
         self.evals += 1
-        return Accountant(rows_with(self.rows, self.j, self.parameter, value), eps_error, cancel=self.cancel).epsilon(self.delta)
+        return Accountant(rows_with(self.rows, self.j, self.parameter, value), eps_error, self.relation,
+                          cancel=self.cancel).epsilon(self.delta)
 
     def _rest(self) -> Bounds:
         rest = self.rows[:self.j] + self.rows[self.j + 1:]
-        return Accountant(rest, self.eps_error, cancel=self.cancel).epsilon(self.delta)
+        return Accountant(rest, self.eps_error, self.relation, cancel=self.cancel).epsilon(self.delta)
 
     # ------------------------------------------------------------ real parameters
     def run_real(self) -> Calibration:
@@ -251,7 +256,7 @@ class _Ctx:
 
     # ------------------------------------------------------------ counts
     def run_count(self) -> Calibration:
-        acc = Accountant(self.rows, self.eps_error, cancel=self.cancel)
+        acc = Accountant(self.rows, self.eps_error, self.relation, cancel=self.cancel)
         one = self._count_bounds(acc, [1])[0]
         if one.upper > self.target:
             rest = self._rest()
@@ -261,7 +266,7 @@ class _Ctx:
         good, bad = 1, None
         limit = COUNT_SEARCH.hi
         # coarse stage (eps_error >= 0.1): bracket the count on the estimate, cheaply
-        coarse = Accountant(self.rows, max(self.eps_error, 0.1), cancel=self.cancel)
+        coarse = Accountant(self.rows, max(self.eps_error, 0.1), self.relation, cancel=self.cancel)
         aim = self.target - 0.95 * self.eps_error
         lo_c, hi_c, c = 1, None, max(2, self.rows[self.j].count)
         while hi_c is None:

@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import bracket
 from . import comparisons as cmp
 from .accountant import Accountant
 from .validate import check_delta, check_eps_error, check_epsilon
@@ -37,6 +38,8 @@ class Request:
     epsilon: float | None = 1.0
     eps_error: float = 0.01
     neighbouring: str = "add_remove"
+    #: records one protected person may contribute
+    group_size: int = 1
     profile_points: int = 120
     tradeoff_points: int = 201
     #: index of the row whose count is swept for the epsilon-vs-count curve (None: skip)
@@ -79,6 +82,10 @@ class Result:
     #: the atoms (point masses) of the composed PLD: x = their loss values, column "mass" their
     #: probabilities; ``pld`` holds the density of the rest (None when every row is atoms only)
     pld_atoms: Curve | None = None
+    #: with shuffled rows (whose bracket bounds a dominating pair, not the truth): a proven lower
+    #: bound on the true epsilon at delta, and what Poisson accounting would say (bracket.py)
+    epsilon_at_least: float | None = None
+    poisson_epsilon: Bounds | None = None
 
 
 def _cancel_fn(cancel) -> Callable[[], bool] | None:
@@ -118,7 +125,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     if request.epsilon is not None:
         check_epsilon(request.epsilon)
     cancel_fn = _cancel_fn(cancel)
-    rows = list(request.rows)
+    given = list(request.rows)
 
     def step(frac: float, text: str) -> None:
         if cancel_fn is not None and cancel_fn():
@@ -127,9 +134,20 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             progress(frac, text)
 
     curves = request.profile_points > 0 or request.tradeoff_points > 0 or request.want_pld
-    acc = Accountant(rows, request.eps_error, request.neighbouring, cancel=cancel_fn, screen=not curves)
+    acc = Accountant(given, request.eps_error, request.neighbouring, cancel=cancel_fn, screen=not curves,
+                     group_size=request.group_size)
+    rows = acc.rows  # each row's pair under the relation: every accountant below uses these
     step(0.02, "composing")
     eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.4 * f, "composing"))
+    at_least = poisson = None
+    notes = []
+    if bracket.has_untight(given):
+        step(0.44, "lower bound for shuffled batches")
+        at_least = bracket.epsilon_at_least(given, request.delta, acc.relation, request.eps_error,
+                                            cancel=cancel_fn)
+        poisson = bracket.poisson_contrast(given, request.delta, acc.relation, request.eps_error,
+                                           cancel=cancel_fn)
+        notes.append(shuffled_note(at_least, eps.upper, poisson))
     step(0.45, "delta at epsilon")
     dlt = acc.delta(request.epsilon) if request.epsilon is not None else None
     step(0.5, "comparisons")
@@ -168,9 +186,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     if request.want_pld and profs:
         step(0.68, "privacy loss distribution")
         # the rows' PRVs in both orders: whether the composed PLD has atoms does not depend on it
-        kind = atom_kind(r.mechanism.prv(o, acc.neighbouring) for o in acc.orders for r in rows
-                         if r.count > 0 and not r.mechanism.is_trivial()
-                         and o in r.mechanism.orders(acc.neighbouring))
+        kind = atom_kind(r.mechanism.prv(o) for o in acc.orders for r in rows
+                         if r.count > 0 and not r.mechanism.is_trivial() and o in r.mechanism.orders())
         x, dens, inf_mass, ax, am = pld_for_plot(profs[0], atoms=kind)
         pld = Curve("loss", x, {"density": dens})
         pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
@@ -191,4 +208,16 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     best = best_upper(eps.upper, comps)
     best_d = best_upper(dlt.upper, comps_d, want_eps=False) if dlt is not None else None
     return Result(request, eps, dlt, comps, comps_d, profile, tradeoff, steps, pld, inf_mass,
-                  budget, time.perf_counter() - t0, best, best_d, tuple(acc.warnings), pld_atoms)
+                  budget, time.perf_counter() - t0, best, best_d, tuple(notes + acc.warnings), pld_atoms,
+                  at_least, poisson)
+
+
+def shuffled_note(at_least: float, upper: float, poisson: Bounds | None) -> str:
+    """The words beside a bracket that holds shuffled batches."""
+    text = (f"Shuffled batches: no tight accountant exists. The true epsilon lies between "
+            f"{at_least:.4g} (proven by an attack on shuffled batches, Chua et al. 2024) and "
+            f"{upper:.4g} (each epoch counted as one Gaussian, no amplification).")
+    if poisson is not None:
+        text += (f" Poisson accounting would say {poisson.upper:.4g} for the same training; that "
+                 "number does not hold for shuffled batches.")
+    return text

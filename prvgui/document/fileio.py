@@ -1,9 +1,16 @@
-"""The composition file format (JSON, version 1) and CSV export. No Qt.
+"""The composition file format (JSON, version 2; version 1 files load unchanged) and CSV
+export. No Qt.
 
-    {"format": "prvgui.composition", "version": 1, "neighbouring": "add_remove",
+    {"format": "prvgui.composition", "version": 2,
+     "neighbouring": "add_remove" | "replace_one",                       (optional)
+     "group_size": 1,                   (optional: records one person may contribute)
      "targets": {"delta": 1e-5, "epsilon": 1.0, "eps_error": 0.01},      (optional)
-     "mechanisms": [{"kind": "subsampled_gaussian", "sigma": 0.8,
-                     "sampling_rate": 0.01, "count": 10000, "label": "training"}]}
+     "mechanisms": [{"kind": "subsampled_gaussian", "sigma": 0.8, "sampling_rate": 0.01,
+                     "sampling": "poisson" | "fixed_size",               (optional)
+                     "count": 10000, "label": "training"}]}
+
+Version 1 had neither ``group_size``, ``sampling`` nor ``replace_one`` (nor the kinds added
+since); a version 1 file means add/remove, groups of one, Poisson sampling.
 
 Files are untrusted: the loader parses plain JSON only (NaN, Infinity and
 duplicate keys are rejected), checks every field and reports the first problem
@@ -23,15 +30,18 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..accounting.kinds.base import Relation, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS
 from ..accounting.validate import check_number
 from .model import Composition, Document, RowSpec, Targets, check_count, param_names
 
 FORMAT = "prvgui.composition"
-VERSION = 1
+VERSION = 2
+#: the versions this prvgui reads
+VERSIONS = (1, 2)
 MAX_BYTES = 10 * 1024 * 1024
 MAX_ROWS = 10_000
-TOP_KEYS = {"format", "version", "neighbouring", "mechanisms", "targets"}
+TOP_KEYS = {"format", "version", "neighbouring", "group_size", "mechanisms", "targets"}
 ROW_KEYS = {"kind", "count", "label"}
 
 
@@ -88,22 +98,41 @@ def composition_from_dict(data: object) -> Composition:
     version = data.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise FileFormatError(f"version must be an integer, got {version!r}")
-    if version != VERSION:
-        raise FileFormatError(f"version {version} is not supported (this prvgui reads version {VERSION})")
+    if version not in VERSIONS:
+        raise FileFormatError(f"version {version} is not supported (this prvgui reads versions "
+                              f"{', '.join(map(str, VERSIONS))})")
     neighbouring = data.get("neighbouring", "add_remove")
-    if neighbouring != "add_remove":
-        raise FileFormatError(f"neighbouring must be 'add_remove', got {neighbouring!r}")
+    allowed = ("add_remove", "replace_one") if version >= 2 else ("add_remove",)
+    if neighbouring not in allowed:
+        raise FileFormatError(f"neighbouring must be {' or '.join(repr(a) for a in allowed)}"
+                              f"{' in a version 1 file' if version == 1 else ''}, got {neighbouring!r}")
+    if version == 1 and "group_size" in data:
+        raise FileFormatError("group_size: not part of version 1 files (save as version 2)")
+    try:
+        relation = Relation(neighbouring, check_group_size(data.get("group_size", 1)))
+    except ValueError as exc:
+        raise FileFormatError(f"group_size: {exc}") from None
     mechs = data.get("mechanisms")
     if not isinstance(mechs, list):
         raise FileFormatError(f"mechanisms must be a list, got {type(mechs).__name__}")
     if len(mechs) > MAX_ROWS:
         raise FileFormatError(f"mechanisms has {len(mechs)} rows (limit {MAX_ROWS})")
-    rows = [_row(i, m) for i, m in enumerate(mechs)]
+    rows = [_row(i, m, version) for i, m in enumerate(mechs)]
+    for i, r in enumerate(rows):
+        err = r.error(relation)
+        if err is not None:
+            field = "sampling" if "sampling" in err else "kind"
+            raise FileFormatError(f"mechanisms[{i}].{field}: {err}")
     targets = _targets(data.get("targets", {}))
-    return Composition(tuple(rows), neighbouring, targets)
+    return Composition(tuple(rows), neighbouring, targets, relation.group_size)
 
 
-def _row(i: int, m: object) -> RowSpec:
+#: what version 1 files could not hold
+V2_KINDS = {"shuffled_gaussian"}
+V2_FIELDS = {"sampling"}
+
+
+def _row(i: int, m: object, version: int = VERSION) -> RowSpec:
     where = f"mechanisms[{i}]"
     if not isinstance(m, dict):
         raise FileFormatError(f"{where}: must be an object, got {type(m).__name__}")
@@ -111,7 +140,9 @@ def _row(i: int, m: object) -> RowSpec:
     if not isinstance(kind, str) or kind not in MECHANISM_KINDS:
         raise FileFormatError(f"{where}.kind: must be one of {', '.join(sorted(MECHANISM_KINDS))}, "
                               f"got {kind!r}")
-    allowed = ROW_KEYS | set(param_names(kind))
+    if version == 1 and kind in V2_KINDS:
+        raise FileFormatError(f"{where}.kind: {kind!r} is not part of version 1 files (save as version 2)")
+    allowed = ROW_KEYS | set(param_names(kind)) - (V2_FIELDS if version == 1 else set())
     unknown = sorted(set(m) - allowed)
     if unknown:
         raise FileFormatError(f"{where}.{unknown[0]}: unknown field for kind {kind!r}")
@@ -167,6 +198,7 @@ def to_dict(doc: Document | Composition) -> dict:
         mechs.append(m)
     t = doc.targets
     return {"format": FORMAT, "version": VERSION, "neighbouring": doc.neighbouring,
+            "group_size": doc.group_size,
             "targets": {"delta": t.delta, "epsilon": t.epsilon, "eps_error": t.eps_error},
             "mechanisms": mechs}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Mapping
 
+from ..accounting.kinds.base import Relation, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS, Row, kind_class, mechanism_from_params
 from ..accounting.mechanisms import check_count as _check_count
 
@@ -60,10 +61,13 @@ class RowSpec:
         mech = mechanism_from_params(self.kind, dict(self.params))
         return Row(mech, check_count(self.count))
 
-    def error(self) -> str | None:
-        """The validation message for this row, or None if it is valid."""
+    def error(self, relation: Relation | None = None) -> str | None:
+        """The validation message for this row (under ``relation``, if given), or None if it
+        is valid."""
         try:
-            self.to_row()
+            row = self.to_row()
+            if relation is not None:
+                row.mechanism.check_relation(relation)
         except ValueError as exc:
             return str(exc)
         if not isinstance(self.label, str):
@@ -100,6 +104,12 @@ class Composition:
     rows: tuple[RowSpec, ...] = ()
     neighbouring: str = "add_remove"
     targets: Targets = field(default_factory=Targets)
+    #: records one protected person may contribute (group / user-level privacy)
+    group_size: int = 1
+
+    @property
+    def relation(self) -> Relation:
+        return Relation(self.neighbouring, self.group_size)
 
     @classmethod
     def from_dict(cls, data: object) -> "Composition":
@@ -117,24 +127,26 @@ class Composition:
 
     @classmethod
     def of(cls, doc: "Document") -> "Composition":
-        return cls(doc.rows, doc.neighbouring, doc.targets)
+        return cls(doc.rows, doc.neighbouring, doc.targets, doc.group_size)
 
     def document(self) -> "Document":
         """A document to edit, holding this composition."""
-        return Document(list(self.rows), self.neighbouring, self.targets)
+        return Document(list(self.rows), self.neighbouring, self.targets, self.group_size)
 
     def engine_rows(self) -> list[Row]:
-        """Validated engine rows; raises ValueError naming the first bad row."""
-        return _engine_rows(self.rows)
+        """Validated engine rows (each with a pair under the composition's relation); raises
+        ValueError naming the first bad row."""
+        return _engine_rows(self.rows, self.relation)
 
 
 class Document:
     """A composition being edited: rows, neighbouring relation, targets."""
 
     def __init__(self, rows: list[RowSpec] | None = None, neighbouring: str = "add_remove",
-                 targets: Targets | None = None) -> None:
+                 targets: Targets | None = None, group_size: int = 1) -> None:
         self._rows: list[RowSpec] = list(rows or [])
         self.neighbouring = neighbouring
+        self.group_size = group_size
         self._targets = targets or Targets()
         self._listeners: list[Listener] = []
         self.steps_row: int | None = None
@@ -166,12 +178,17 @@ class Document:
     def row(self, i: int) -> RowSpec:
         return self._rows[i]
 
+    @property
+    def relation(self) -> Relation:
+        return Relation(self.neighbouring, self.group_size)
+
     def errors(self) -> list[tuple[int, str]]:
-        return [(i, e) for i, r in enumerate(self._rows) if (e := r.error()) is not None]
+        rel = self.relation
+        return [(i, e) for i, r in enumerate(self._rows) if (e := r.error(rel)) is not None]
 
     def engine_rows(self) -> list[Row]:
         """Validated engine rows; raises ValueError naming the first bad row."""
-        return _engine_rows(self._rows)
+        return _engine_rows(self._rows, self.relation)
 
     # ------------------------------------------------------------ edits
     def insert(self, i: int, row: RowSpec) -> None:
@@ -200,18 +217,29 @@ class Document:
         self._targets = targets
         self._emit("targets", None)
 
-    def reset(self, rows: list[RowSpec], neighbouring: str, targets: Targets) -> None:
+    def set_relation(self, neighbouring: str, group_size: int) -> None:
+        """Change the neighbouring relation and group size (checked first)."""
+        Relation(neighbouring, check_group_size(group_size))
+        self.neighbouring, self.group_size = neighbouring, int(group_size)
+        self._emit("relation", None)
+
+    def reset(self, rows: list[RowSpec], neighbouring: str, targets: Targets,
+              group_size: int = 1) -> None:
         self._rows = list(rows)
         self.neighbouring = neighbouring
+        self.group_size = group_size
         self._targets = targets
         self._emit("reset", None)
 
 
-def _engine_rows(rows) -> list[Row]:
+def _engine_rows(rows, relation: Relation | None = None) -> list[Row]:
     out = []
     for i, r in enumerate(rows):
         try:
-            out.append(r.to_row())
+            row = r.to_row()
+            if relation is not None:
+                row.mechanism.check_relation(relation)
+            out.append(row)
         except ValueError as exc:
             raise ValueError(f"row {i + 1} ({r.label or r.kind}): {exc}") from None
     return out

@@ -283,7 +283,9 @@ class BudgetView(QWidget):
         self._running_snapshot = self.doc.rows
         self.used_label.setText("Computing…")
         work = self._work
-        self.runner.start(lambda progress, cancel: work(rows, eps, delta, row, eps_error, cancel=cancel))
+        relation = self.doc.relation
+        self.runner.start(lambda progress, cancel: work(rows, eps, delta, row, eps_error, cancel=cancel,
+                                                        relation=relation))
         return True
 
     def cancel(self) -> None:

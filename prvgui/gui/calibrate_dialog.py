@@ -270,7 +270,7 @@ class CalibrateDialog(QDialog):
         target, _ = check_positive(self.target_edit.text(), "target ε")
         delta, _ = check_field("delta", self.delta_edit.text())
         request = CalibrationRequest(rows, self.row_index, self.parameter_name, target, delta,
-                                     self.eps_error)
+                                     self.eps_error, self.doc.relation)
         self._outcome = None
         self._running_snapshot = self.doc.rows
         self._show_result_text("Searching…")

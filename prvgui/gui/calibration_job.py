@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accounting import Row
+from ..accounting.kinds.base import Relation
 from ..accounting.calibrate import Calibration, calibrate, calibration_sweep
 
 #: points of the ε-versus-parameter sweep drawn under the answer (plus the answer itself)
@@ -24,6 +25,8 @@ class CalibrationRequest:
     target_epsilon: float
     delta: float
     eps_error: float
+    #: neighbouring relation and group size (None: add/remove one record)
+    relation: Relation | None = None
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,10 @@ def run_calibration(request: CalibrationRequest, progress: Callable[[float, str]
     """The engine's search, then its sweep around the answer; runs on the worker thread."""
     r = request
     cal = calibrate(list(r.rows), r.row_index, r.parameter, r.target_epsilon, r.delta, r.eps_error,
-                    progress=lambda f, text: progress(SEARCH_SHARE * f, text), cancel=cancel)
+                    progress=lambda f, text: progress(SEARCH_SHARE * f, text), cancel=cancel,
+                    relation=r.relation)
     sweep = calibration_sweep(list(r.rows), r.row_index, cal, r.eps_error, SWEEP_POINTS,
                               progress=lambda f: progress(SEARCH_SHARE + (1 - SEARCH_SHARE) * f,
                                                           "drawing ε against the parameter"),
-                              cancel=cancel)
+                              cancel=cancel, relation=r.relation)
     return CalibrationOutcome(cal, *sweep)

@@ -199,8 +199,8 @@ class MainWindow(QMainWindow):
         except ValueError as exc:
             raise InputError(f"fix {exc}") from None
         t = self.doc.targets
-        snapshot = Document(list(self.doc.rows), self.doc.neighbouring, t)
-        request = Request(rows, t.delta, t.epsilon, t.eps_error, self.doc.neighbouring,
+        snapshot = Document(list(self.doc.rows), self.doc.neighbouring, t, self.doc.group_size)
+        request = Request(rows, t.delta, t.epsilon, t.eps_error, self.doc.neighbouring, self.doc.group_size,
                           profile_points=PROFILE_POINTS, tradeoff_points=TRADEOFF_POINTS,
                           steps_row=self.steps.row(), steps_points=STEPS_POINTS, want_pld=True)
         return request, snapshot

@@ -11,6 +11,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QVBoxLayout, QWidget)
 
+from ..accounting.kinds.base import Choice
 from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec
 from .fmt import POISSON_NOTE, error_field, fmt_field, fmt_value, parse_count, parse_number, same_value
@@ -77,6 +78,7 @@ class RowForm(QGroupBox):
         self.layout_.addRow("Label", self.label)
         self.layout_.addRow("Mechanism", self.kind)
         self.params: dict[str, _Field] = {}
+        self.choices: dict[str, QComboBox] = {}
         self.count = _Field("runs (e.g. steps)", COUNT_TIP)
         self.error_label = ErrorLabel()
         outer.addWidget(self.error_label)
@@ -108,8 +110,11 @@ class RowForm(QGroupBox):
         _set_text(self.label, row.label)
         for name, f in self.params.items():
             _set_text(f.edit, row.params.get(name, ""))
+        for name, box in self.choices.items():
+            value = row.params.get(name, self._defaults.get(name))
+            box.setCurrentIndex(max(box.findData(value), 0))
         _set_text(self.count.edit, row.count)
-        err = row.error()
+        err = row.error(self._doc.relation)
         where = error_field(err, list(self.params))
         for name, f in self.params.items():
             mark(f.edit, err if where == name else None, f.tip)
@@ -139,9 +144,20 @@ class RowForm(QGroupBox):
         while self.layout_.rowCount() > 2:
             self.layout_.removeRow(2)
         self.params = {}
+        self.choices = {}
         cls = kind_class(kind)
         self._defaults = cls.defaults()
         for name, spec in cls.param_specs().items():
+            if isinstance(spec, Choice):
+                box = QComboBox()
+                box.setObjectName(f"param_{name}")
+                for value, words in spec.choices:
+                    box.addItem(words, value)
+                box.setToolTip(f"{spec.help[0].upper()}{spec.help[1:]}.")
+                box.activated.connect(lambda index, n=name, b=box: self._choice_made(n, b.itemData(index)))
+                self.choices[name] = box
+                self.layout_.addRow(spec.title, box)
+                continue
             f = _Field(spec.unit, f"{spec.help[0].upper()}{spec.help[1:]}. Typed as a number, e.g. 1e-3.")
             f.edit.setObjectName(f"param_{name}")
             if name in self._defaults:
@@ -157,7 +173,7 @@ class RowForm(QGroupBox):
         self.count.edit.editingFinished.connect(self._end_session)
         self._undo_keys.watch(self.count.edit)
         self.layout_.addRow("Count", self.count)
-        subsampled = "sampling_rate" in self.params
+        subsampled = "sampling_rate" in self.params and "sampling" not in self.choices
         self.note = QLabel(f"Sampling assumed: {POISSON_NOTE}." if subsampled else "")
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #555;")
@@ -201,6 +217,12 @@ class RowForm(QGroupBox):
         else:
             new = row.with_param(name, parse_number(text))
         self._push(new, f"Edit {name} of row", ("param", name))
+
+    def _choice_made(self, name: str, value: str) -> None:
+        row = self._current()
+        if row is not None and row.params.get(name, self._defaults.get(name)) != value:
+            self._session += 1
+            self._push(row.with_param(name, value), f"Change {name} of row", None)
 
     def _count_edited(self, text: str) -> None:
         if (row := self._current()) is not None:

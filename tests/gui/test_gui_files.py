@@ -64,7 +64,7 @@ def test_open_a_file_written_by_hand(qtbot, window, tmp_path):
 
 @pytest.mark.parametrize("text,expected", [
     ("not json", "not valid JSON"),
-    ('{"format": "prvgui.composition", "version": 2, "mechanisms": []}', "version"),
+    ('{"format": "prvgui.composition", "version": 3, "mechanisms": []}', "version"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": -1}]}',
      "mechanisms[0].sigma"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": NaN}]}',

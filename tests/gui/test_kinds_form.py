@@ -1,8 +1,10 @@
 """Every registered kind through the row form: one field per declared parameter, with its title
 and unit, and typing a value edits the document (one undo step)."""
 import pytest
+
+from prvgui.accounting.kinds.base import Choice
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import QLabel, QLineEdit
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit
 
 from prvgui.accounting.mechanisms import MECHANISM_KINDS
 from prvgui.document.model import Document, RowSpec
@@ -17,8 +19,10 @@ def test_the_form_shows_and_edits_every_parameter_of_every_kind(qtbot, kind):
     form = RowForm(doc, Editor(doc, stack))
     qtbot.addWidget(form)
     form.set_row(0)
-    specs = MECHANISM_KINDS[kind].param_specs()
-    assert list(form.params) == list(specs)
+    all_specs = MECHANISM_KINDS[kind].param_specs()
+    specs = {n: p for n, p in all_specs.items() if not isinstance(p, Choice)}
+    choices = {n: p for n, p in all_specs.items() if isinstance(p, Choice)}
+    assert list(form.params) == list(specs) and list(form.choices) == list(choices)
     assert form.kind.currentData() == kind
     labels = {lab.text() for lab in form.findChildren(QLabel)}
     for name, spec in specs.items():
@@ -33,3 +37,11 @@ def test_the_form_shows_and_edits_every_parameter_of_every_kind(qtbot, kind):
     stack.undo()  # each field was its own undo step: the last one is undone
     last = list(specs)[-1]
     assert doc.row(0).params[last] == specs[last].initial
+    for name, spec in choices.items():  # a choice is a combo box; picking another is one undo step
+        box = form.findChild(QComboBox, f"param_{name}")
+        assert box is not None and box.currentData() == spec.initial and spec.title in labels
+        other = next(v for v, _ in spec.choices if v != spec.initial)
+        box.activated.emit(box.findData(other))
+        assert doc.row(0).params[name] == other
+        stack.undo()
+        assert doc.row(0).params[name] == spec.initial and box.currentData() == spec.initial
