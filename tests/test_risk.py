@@ -61,3 +61,17 @@ def test_the_command_line_prints_the_documented_json(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "prvgui", "risk", str(path), "--fpr", "2"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "false-positive rate" in bad.stderr and "2" in bad.stderr
+
+
+def test_the_noise_read_out_is_the_95_percent_interval_of_the_noise():
+    from scipy.stats import laplace
+
+    from prvgui.accounting import Laplace, RandomizedResponse, SubsampledGaussian
+    from prvgui.accounting.view_model import Request, compute
+    assert Gaussian(2.5).noise_halfwidth(0.95)[0] == pytest.approx(norm.interval(0.95, scale=2.5)[1], rel=1e-12)
+    assert Laplace(0.7).noise_halfwidth(0.9)[0] == pytest.approx(laplace.interval(0.9, scale=0.7)[1], rel=1e-12)
+    assert RandomizedResponse(1.0).noise_halfwidth() is None
+    res = compute(Request((Row(Gaussian(2.0), 1), Row(SubsampledGaussian(0.8, 0.01), 10)),
+                          profile_points=0, tradeoff_points=0, want_pld=False))
+    assert res.noise_95[0][0] == pytest.approx(1.959964 * 2.0, rel=1e-6)
+    assert res.noise_95[1][0] == pytest.approx(1.959964 * 0.8, rel=1e-6) and "clipping" in res.noise_95[1][1]
