@@ -30,16 +30,28 @@ def has_untight(rows: Sequence[Row]) -> bool:
 
 def epsilon_at_least(rows: Sequence[Row], delta: float, relation: Relation | str | None = None,
                      eps_error: float = 0.01, cancel: Callable[[], bool] | None = None) -> float:
-    """A proven lower bound on the true epsilon(delta) of the composition (see the module)."""
+    """A proven lower bound on the true epsilon(delta) of the composition (see the module):
+    the largest over the pairs of datasets the rows offer (``Mechanism.attack_variants``)."""
     delta = check_delta(delta)
+    return max(Accountant(rows, eps_error, cancel=cancel).epsilon(delta).lower
+               for rows in attack_rows(rows, relation))
+
+
+def attack_rows(rows: Sequence[Row], relation: Relation | str | None = None) -> list[list[Row]]:
+    """For each pair of datasets the rows offer, every row replaced by its realised pair."""
     rel = as_relation(relation)
-    attack = []
-    for i, r in enumerate(rows):
-        try:
-            attack.append(Row(r.mechanism.attack_pair(rel), r.count))
-        except ValueError as exc:
-            raise ValueError(f"row {i + 1} ({r.mechanism.title}): {exc}") from None
-    return Accountant(attack, eps_error, cancel=cancel).epsilon(delta).lower
+    variants = max((r.mechanism.attack_variants for r in rows), default=1)
+    out = []
+    for v in range(variants):
+        attack = []
+        for i, r in enumerate(rows):
+            try:
+                attack.append(Row(r.mechanism.attack_pair(rel, min(v, r.mechanism.attack_variants - 1)),
+                                  r.count))
+            except ValueError as exc:
+                raise ValueError(f"row {i + 1} ({r.mechanism.title}): {exc}") from None
+        out.append(attack)
+    return out
 
 
 def poisson_rows(rows: Sequence[Row]) -> list[Row] | None:

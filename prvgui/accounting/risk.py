@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .accountant import Accountant
-from .bracket import has_untight
+from .bracket import attack_rows, has_untight
 from .curves import tradeoff_bounds
 from .kinds.base import Relation, as_relation
 from .mechanisms import Row
@@ -98,9 +98,8 @@ def risk(rows: Sequence[Row], fprs: Sequence[float] = DEFAULT_FPRS,
     adv = acc.delta(0.0)
     adv_lo = adv.lower
     if has_untight(rows):  # lower ends from the attack pairs, which are realised
-        attack = Accountant([Row(r.mechanism.attack_pair(rel), r.count) for r in rows], eps_error,
-                            cancel=cancel, screen=False)
-        lo = np.minimum(_tpr_bounds(attack, alpha)[0], up)
-        adv_lo = min(attack.delta(0.0).lower, adv.upper)
+        accs = [Accountant(a, eps_error, cancel=cancel, screen=False) for a in attack_rows(rows, rel)]
+        lo = np.minimum(np.maximum.reduce([_tpr_bounds(a, alpha)[0] for a in accs]), up)
+        adv_lo = min(max(a.delta(0.0).lower for a in accs), adv.upper)
     tpr = tuple(Interval(float(a), float(b)) for a, b in zip(lo, up))
     return Risk(fprs, tpr, Interval(max(0.0, adv_lo), min(1.0, adv.upper)))

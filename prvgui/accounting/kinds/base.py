@@ -172,6 +172,8 @@ class Mechanism:
     #: datasets (shuffled batches): the bracket then bounds the pair, and ``attack_pair``
     #: gives a proven lower bound on the truth
     tight: ClassVar[bool] = True
+    #: how many pairs of datasets ``attack_pair`` can offer
+    attack_variants: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -227,10 +229,11 @@ class Mechanism:
         """Raise ValueError (in words) if this mechanism has no pair under ``relation``."""
         self.under(as_relation(relation))
 
-    def attack_pair(self, relation: Relation) -> "Mechanism":
+    def attack_pair(self, relation: Relation, variant: int = 0) -> "Mechanism":
         """A pair realised by two neighbouring datasets (or a post-processing of one): its
         composition's epsilon is a proven LOWER bound on the true epsilon. For a tight kind it
-        is the dominating pair itself."""
+        is the dominating pair itself. Non-tight kinds may offer several (``attack_variants``:
+        different pairs of datasets); each is a lower bound, and so is their maximum."""
         return self.under(relation)
 
     def poisson_counterpart(self) -> tuple["Mechanism", int]:

@@ -13,12 +13,15 @@ around the truth from two sides:
   convexity of the hockey-stick divergence). Add/remove is taken as zero-out: the record's
   contribution is replaced by nothing, the batches are otherwise the same (as in Chua et al.).
   Replace-one: 2 Delta; a group of k records: k Delta (2 k Delta), by the triangle inequality.
-* proven LOWER bound (``attack_pair``): two datasets where the record moves its batch's sum
-  by a = Delta (add/remove) or 2 Delta (replace-one, the other records at -Delta), seen
-  through the statistic max_t X_t of Chua et al. (shuffle.py). Post-processing cannot
-  increase privacy loss, and the epochs' permutations are independent, so composing that
-  pair over the epochs gives a delta(eps) below the truth. For a group, one record of the
-  group is such a pair too (the bound stays valid, not tight in k).
+* proven LOWER bound (``attack_pair``): two datasets where the differing record's batch sits
+  at ``base`` under one and at ``base + shift`` under the other (all other batches alike),
+  seen through the statistic max_t X_t of Chua et al. (shuffle.py, which proves the pair
+  realisable and the bound). Post-processing cannot increase privacy loss, and the epochs'
+  permutations are independent, so composing that pair over the epochs gives a delta(eps)
+  below the truth. Add/remove: (base, shift) = (1, 1) (the other records' gradients at -Delta,
+  the record at +Delta: Chua et al.'s datasets) or (0, 1); replace-one also allows (0, 2)
+  (the record at +Delta replaced by one at -Delta). Each is a lower bound; the largest is
+  reported. For a group, one record of the group is such a pair too (valid, not tight in k).
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ class ShuffledGaussian(Mechanism):
     title = "Shuffled Gaussian (DP-SGD epoch)"
     menu_order = 65
     tight = False
+    attack_variants = 2
 
     sigma: float = param(Param("Noise multiplier σ", "× clipping norm",
                                "noise multiplier: noise standard deviation / clipping norm", "σ", 1.0,
@@ -89,10 +93,12 @@ class ShuffledGaussian(Mechanism):
     def gdp_mu2(self) -> float:
         return self.mu * self.mu
 
-    def attack_pair(self, relation: Relation) -> Mechanism:
-        shift = 2.0 if relation.replace else 1.0
+    def attack_pair(self, relation: Relation, variant: int = 0) -> Mechanism:
+        """variant 0: Chua et al.'s datasets (base 1, shift 1); 1: base 0 with the largest shift
+        the relation allows (1 under add/remove, 2 under replace-one)."""
+        base, shift = (1.0, 1.0) if variant == 0 else (0.0, 2.0 if relation.replace else 1.0)
         return ShuffleAttack(self.sigma / self.sensitivity if self.sensitivity > 0 else math.inf,
-                             self.batches_per_epoch, shift)
+                             self.batches_per_epoch, shift, base)
 
     def poisson_counterpart(self) -> tuple[Mechanism, int]:
         """The Poisson-sampled DP-SGD step with the same expected batch (q = 1/T) and its count
@@ -112,6 +118,7 @@ class ShuffleAttack(Mechanism):
     noise: float = 1.0  # sigma / sensitivity
     batches: int = 1
     shift: float = 1.0
+    base: float = 0.0
 
     def __post_init__(self) -> None:  # built from a checked ShuffledGaussian
         pass
@@ -128,4 +135,4 @@ class ShuffleAttack(Mechanism):
         if self.batches == 1:
             return gaussian_prv(self.shift / self.noise)
         from ..shuffle import max_statistic_prv
-        return max_statistic_prv(self.noise, self.batches, order, self.shift)
+        return max_statistic_prv(self.noise, self.batches, order, self.shift, self.base)
