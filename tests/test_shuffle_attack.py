@@ -209,7 +209,8 @@ def test_epochs_compose_to_increasing_lower_bounds_below_the_gaussian():
 def _contract(s, T, base, order, points):
     """As test_prv_contract for the kinds: left of the centre the cdf within an absolute
     CDF_ULPS u, right of it the sf within a relative CDF_ULPS u, each of the exact value at a
-    point within 64 ulps (1 + |t|) of t. Exact values: mpmath (shuffle_reference)."""
+    point within 64 ulps (1 + |t|) of t; and more: the cdf within a relative CDF_ULPS u too
+    (its left tail keeps its relative precision). Exact values: mpmath (shuffle_reference)."""
     prv, pair = max_statistic_prv(s, T, order, base=base), MaxPair(s, T, base=base)
     c = prv.cont
     t = np.unique(np.concatenate([np.linspace(c.lower_cut(1e-290), c.upper_cut(1e-290), points),
@@ -221,6 +222,8 @@ def _contract(s, T, base, order, points):
         if ti <= c.centre:
             tol = CDF_ULPS * U
             assert c_lo - tol <= v <= c_hi + tol, ("cdf", ti, v, c_lo, c_hi)
+            if c_hi >= mp.mpf(1e-300):
+                assert c_lo * (1 - tol) <= v <= c_hi * (1 + tol), ("cdf rel", ti, v, c_lo, c_hi)
         elif s_hi >= mp.mpf(1e-300):
             assert s_lo * (1 - CDF_ULPS * U) <= w <= s_hi * (1 + CDF_ULPS * U), ("sf", ti, w, s_lo, s_hi)
 

@@ -16,7 +16,11 @@ and projecting on u, one epoch's output is X in R^T with one uniformly random co
 (z's batch) shifted: Q (from D'): X ~ N(beta_0 e_t*, s^2 I), P (from D): N(beta_1 e_t*, s^2 I),
 beta_0 = ``base`` = -g_o, beta_1 = base + ``shift`` with shift = g_z. base = 0 is the pair
 "Q = N(0, s^2 I)"; base = shift = 1 (others at -1, z at +1) are Chua et al.'s datasets and
-give their numbers. The attack's statistic is M = max_t X_t; with x = m/s, alpha_i = beta_i/s:
+give their numbers (test_shuffle_attack: epsilon >= 6.04 at s = 0.8, T = 1000, delta = 1e-6;
+base = 0 proves only 0.43 there). Under add/remove with D' = D minus z the same pair arises if
+D' is still cut into T batches, one a record short: M is symmetric in the batches, so where
+the short one sits does not matter. The attack's statistic is M = max_t X_t; with x = m/s,
+alpha_i = beta_i / s:
 
     Q(M <= m) = Phi(x - alpha_0) Phi(x)^(T-1),      P(M <= m) = Phi(x - alpha_1) Phi(x)^(T-1).
 
@@ -28,7 +32,8 @@ against Q_M^E, whose hockey-stick divergence is that of the E-fold composition o
 (PRV paper, Thm 3.3: the PRVs add up). The certified accountant's LOWER epsilon of that
 composition is therefore a proven lower bound on the true epsilon of E epochs. (D', D) is a
 neighbouring pair too: "remove" is (P_M, Q_M), "add" is (Q_M, P_M) (PRV -l(M), M ~ Q_M); the
-bound is the larger of the two.
+bound is the larger of the two. (Multi-epoch lower bounds for shuffling: also Chua et al.,
+"Scalable DP-SGD: Shuffling vs. Poisson Subsampling", NeurIPS 2024, arXiv:2411.04205.)
 
 Monotone loss (0 <= alpha_0 < alpha_1). With lambda = phi/Phi = (log Phi)' (strictly decreasing:
 Phi is strictly log-concave) and the densities' common factor Phi(x)^(T-2) cancelled,
@@ -49,8 +54,11 @@ l = log A; alpha_0 = 0 gives w = 1/T.
 Numerics. log Phi(y - b) - log Phi(y) is -int lambda over [y - b, y] (16-point Gauss-Legendre
 for b <= 1, relative precision where log Phi values would cancel) or that difference (b > 1);
 log w = -softplus(kappa), kappa = log(T-1) - alpha_0 x + alpha_0^2/2 + log r_{alpha_0}(x);
-l = log1p(w (A - 1) + (1 - w)(B - 1)) near 0, logaddexp elsewhere; tails from scipy's
-log_ndtr (log1p(-Phi(-x)) for x > -1): cdf = exp(log F), sf = -expm1(log F), never 1 - x.
+l = log1p(w (A - 1) + (1 - w)(B - 1)) near 0, logaddexp elsewhere; x_t by Newton's method
+guarded by bisection (rtsafe), started from l tabulated on a grid. Tails from scipy's log_ndtr
+(log1p(-Phi(-x)) for x > -1): cdf = exp(log F), sf = -expm1(log F), never 1 - x. Measured
+against mpmath, both tails hold a relative form of discretize's contract: the exact value at a
+point within 35 ulps (1 + |t|) of t (s = 0.1, T = 10^6; within 5 elsewhere), to 64 u.
 The mean is a KL divergence with a non-negative integrand (subsampling.kl_integrand).
 """
 from __future__ import annotations
