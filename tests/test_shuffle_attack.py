@@ -195,7 +195,7 @@ def test_chua_et_al_figure_sigma_08_one_epoch_of_1000_batches():
 def test_epochs_compose_to_increasing_lower_bounds_below_the_gaussian():
     """E epochs: the E-fold composition of the M-pair. Measured (eps_error 0.01, delta 1e-6):
     lower bounds 6.035, 7.538, 9.833 for E = 1, 2, 5; the Gaussians (mu = sqrt(E) / 0.8) give
-    6.312, 8.27, 12.4."""
+    6.312, 9.482, 16.61."""
     lows = []
     for epochs in (1, 2, 5):
         b = Accountant([Row(Attack(0.8, 1000, 1.0), epochs)], eps_error=0.01).epsilon(1e-6)
