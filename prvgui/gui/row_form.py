@@ -115,9 +115,11 @@ class RowForm(QGroupBox):
             box.setCurrentIndex(max(box.findData(value), 0))
         _set_text(self.count.edit, row.count)
         err = row.error(self._doc.relation)
-        where = error_field(err, list(self.params))
+        where = error_field(err, list(self.params) + list(self.choices))
         for name, f in self.params.items():
             mark(f.edit, err if where == name else None, f.tip)
+        for name, box in self.choices.items():  # e.g. fixed-size batches under add/remove
+            mark(box, err if where == name else None, box.property("tip") or "")
         mark(self.count.edit, err if where == "count" else None, COUNT_TIP)
         mark(self.label, err if where == "label" else None, LABEL_TIP)
         self.error_label.show_error(f"Row {i + 1}: {err}" if err else None)
@@ -154,6 +156,7 @@ class RowForm(QGroupBox):
                 for value, words in spec.choices:
                     box.addItem(words, value)
                 box.setToolTip(f"{spec.help[0].upper()}{spec.help[1:]}.")
+                box.setProperty("tip", box.toolTip())
                 box.activated.connect(lambda index, n=name, b=box: self._choice_made(n, b.itemData(index)))
                 self.choices[name] = box
                 self.layout_.addRow(spec.title, box)
