@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 from ..accounting.kinds.base import Choice
 from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec
+from ..accounting.kinds.shuffled_gaussian import ShuffledGaussian
 from .fmt import POISSON_NOTE, error_field, fmt_field, fmt_value, parse_count, parse_number, same_value
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
@@ -21,6 +22,7 @@ from .widgets import ErrorLabel, mark
 COUNT_TIP = "How many times this mechanism runs on the same data (e.g. DP-SGD training steps). " \
             "A whole number from 1 to 10^9; 1e4 works."
 LABEL_TIP = "Your name for this part of the analysis (saved in the file)."
+SHUFFLED_KIND = ShuffledGaussian.kind
 #: the longest title in average characters; longer ones are elided (the full text is the tooltip)
 TITLE_CHARS = 40
 
@@ -182,7 +184,7 @@ class RowForm(QGroupBox):
         self.note.setStyleSheet("color: #555;")
         if subsampled:
             self.layout_.addRow(self.note)
-        if cls.dpsgd_step:
+        if cls.dpsgd_step or kind == SHUFFLED_KIND:
             self.dpsgd = QPushButton("DP-SGD helper…")
             self.dpsgd.setToolTip("Fill sampling rate and steps from dataset size, batch size and epochs")
             self.dpsgd.clicked.connect(self.dpsgd_requested)
