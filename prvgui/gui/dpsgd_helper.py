@@ -492,7 +492,8 @@ class DpSgdDialog(QDialog):
         return {s: self.table.item(r, 1).text() for r, s in enumerate(SCHEMES)}
 
     def is_comparing(self) -> bool:
-        return bool(self._pending) or self._timer.isActive()
+        """True while a scheme's answer is awaited (never after ``shutdown``)."""
+        return not self._closed and (bool(self._pending) or self._timer.isActive())
 
     # ------------------------------------------------------------ inputs
     def _update(self) -> None:
