@@ -528,7 +528,7 @@ class DpSgdDialog(QDialog):
         elif scheme == "shuffled":
             self.summary.setText(f"The row: Shuffled Gaussian, T = ⌈N / B⌉ = "
                                  f"{fmt_count(row.params['batches_per_epoch'])} batches per epoch, "
-                                 f"count = {fmt_count(row.count)} epochs")
+                                 f"count = {fmt_count(row.count)} epoch{'' if row.count == 1 else 's'}")
         else:
             self.summary.setText(f"The row: Subsampled Gaussian ({'fixed-size' if scheme == 'fixed_size' else 'Poisson'} "
                                  f"batches), q = B / N = {fmt(row.params['sampling_rate'], 6)}, "
@@ -579,7 +579,7 @@ class DpSgdDialog(QDialog):
             self.table.item(r, 2).setText(rel.describe() if rel is not None else "")
             reason = self._group_error or self._errors[scheme]
             cell = self.table.item(r, 1)
-            cell.setText(f"— {reason}" if reason else "computing…")
+            cell.setText(f"— {_short(reason)}" if reason else "computing…")
             cell.setToolTip(reason or "")
             cell.setForeground(QColor(GREY_TEXT if reason else "#000"))
             if reason is None:
@@ -657,6 +657,14 @@ class DpSgdDialog(QDialog):
     def closeEvent(self, event: QCloseEvent) -> None:  # closing a dialog never shown skips done()
         self.shutdown()
         super().closeEvent(event)
+
+
+def _short(message: str) -> str:
+    """A reason cut to its first clause for a table cell (the tooltip has it all)."""
+    for cut in (" (", ", got "):
+        if cut in message:
+            message = message[:message.index(cut)]
+    return message
 
 
 def _field_of(message: str) -> str:

@@ -172,7 +172,8 @@ class RowForm(QGroupBox):
             self._undo_keys.watch(f.edit)
             self.params[name] = f
             self.layout_.addRow(spec.title, f)
-        self.count = _Field("runs (e.g. steps)", COUNT_TIP)
+        # a shuffled row counts epochs (each one pass over the data), not steps
+        self.count = _Field("epochs" if kind == SHUFFLED_KIND else "runs (e.g. steps)", COUNT_TIP)
         self.count.edit.setObjectName("count")
         self.count.edit.textEdited.connect(self._count_edited)
         self.count.edit.editingFinished.connect(self._end_session)

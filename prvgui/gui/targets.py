@@ -132,8 +132,8 @@ class TargetsWidget(QGroupBox):
         for name in FIELDS:
             if self._errors[name]:
                 return f"{TITLES[name].lower()}: {self._errors[name]}"
-        if self._group_error:
-            return self._group_error
+        if self._group_error:  # "records per person: must be …", like the fields above
+            return f"{GROUP_TITLE.lower()}: {self._group_error.removeprefix(GROUP_TITLE.lower() + ' ')}"
         return None
 
     def _end_session(self) -> None:

@@ -207,3 +207,34 @@ def test_editor_set_relation_refuses_bad_values_before_pushing(qtbot, window):
     assert window.stack.count() == 0 and window.doc.relation.plain
     assert not window.editor.set_relation("add_remove", 1)  # no change, no step
     assert window.stack.count() == 0
+
+
+def test_calibration_and_budget_answers_go_stale_when_the_relation_changes(qtbot):
+    """An answer computed for add/remove must not be applied (or read) as one for replace-one."""
+    from PySide6.QtGui import QUndoStack
+
+    from prvgui.document.model import Document
+    from prvgui.gui.budget_view import BudgetView
+    from prvgui.gui.calibrate_dialog import CalibrateDialog
+    doc = Document(list(PLAIN_ROWS), targets=Targets(1e-5, 2.0, 0.05))
+    stack = QUndoStack()
+    dialog = CalibrateDialog(doc, 0, doc.targets, stack)
+    view = BudgetView(doc)
+    for w in (dialog, view):
+        qtbot.addWidget(w)
+        w.show()
+    try:
+        with qtbot.waitSignal(dialog.calibration_ready, timeout=TIMEOUT):
+            dialog.run()
+        with qtbot.waitSignal(view.result_ready, timeout=TIMEOUT):
+            assert view.compute()
+        assert dialog.apply_button.isEnabled() and "Out of date" not in view.used_label.text()
+        doc.set_relation("replace_one", 1)
+        assert not dialog.apply_button.isEnabled() and not dialog.apply()
+        assert "Out of date" in dialog.result_label.text() and "Out of date" in view.used_label.text()
+        assert stack.count() == 0
+        doc.set_relation("add_remove", 1)  # back to what the answers are for
+        assert dialog.apply_button.isEnabled()
+    finally:
+        dialog.shutdown()
+        view.shutdown()
