@@ -1,32 +1,19 @@
 """DP-SGD helper: a training run's row from dataset size, batch size, epochs and noise, asking how
 batches are formed and who is protected, with the consequence shown side by side.
 
-How batches are formed decides the row:
-
-* Poisson: each record joins each step independently with probability q = B / N (B is the
-  expected batch size); ``epochs`` passes take ⌈epochs / q⌉ steps. A subsampled Gaussian row.
-* Fixed size: each step a uniformly random batch of exactly B records; same q and steps. A
-  subsampled Gaussian row with ``sampling = fixed_size``, which is defined under replace-one
-  neighbouring only: applying it sets the document's neighbouring to replace-one.
-* Shuffled: each epoch a fresh random permutation split into T = ⌈N / B⌉ batches. A shuffled
-  Gaussian row with ``batches_per_epoch = T`` and ``count = epochs`` (whole epochs).
-
-Who is protected sets the document's group size (records per person). Before the row is
-added the dialog shows, for each scheme, the certified ε at the document's δ of this training
-run alone (Shuffled: the proven lower bound and the certified upper bound), each computed by
-the engine's ``compute`` on its own worker thread (``tasks.TaskRunner``); an edit cancels the
-running jobs and, after a short pause, starts new ones. Applying is one undo step
-(``apply_helper``).
-
-The step-count rounding tolerates floating-point noise so that 1 epoch at q = 0.1 gives 10
-steps, not 11.
+The rows themselves (Poisson, fixed-size or shuffled batches) are dpsgd_rows.py. Fixed-size
+batches are defined under replace-one neighbouring only: applying such a row sets the
+document's neighbouring to replace-one, and the dialog says so first. Who is protected sets the
+document's group size (records per person). Before the row is added the dialog shows, for
+each scheme, the certified ε at the document's δ of this training run alone (Shuffled: the
+proven lower bound and the certified upper bound), each computed by the engine's ``compute``
+on its own worker thread (``tasks.TaskRunner``); an edit cancels the running jobs and, after a
+short pause, starts new ones. Applying is one undo step (``apply_helper``).
 """
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Callable
-from fractions import Fraction
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QColor, QShowEvent, QUndoStack
@@ -34,215 +21,28 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QDialog, QDialog
                                QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QRadioButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..accounting.kinds.base import MAX_GROUP, Relation
-from ..accounting.kinds.shuffled_gaussian import MAX_BATCHES
-from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT, kind_class
-from ..accounting.validate import check_number
-from ..accounting.view_model import Request, compute
-from ..document.model import Document, RowSpec, Targets
-from .fmt import fmt, fmt_bound, fmt_count, fmt_value, parse_number
+from ..accounting.kinds.base import MAX_GROUP
+from ..accounting.view_model import compute
+from ..document.model import Document, RowSpec
+from .dpsgd_rows import (HELPER_KINDS, MAX_DATASET, SCHEME_TEXT, SCHEME_TIPS, SCHEME_TITLES, SCHEMES,
+                         SHUFFLED_KIND, dpsgd_row, dpsgd_schedule, initial_for_row, merged_row,
+                         outcome_text, scheme_relation, scheme_request, settings_for_row,
+                         settings_for_shuffled, shuffled_schedule, unavailable_text)
+from .fmt import fmt, fmt_count, fmt_value, parse_number
 from .targets import NEIGHBOURING, check_group_text
-from .tasks import TaskRunner, failure_text
+from .tasks import TaskRunner
 from .undo import Editor
 from .widgets import WARN_COLOR, ErrorLabel, mark
 
-MAX_DATASET = 10**12
-SHUFFLED_KIND = "shuffled_gaussian"
-#: the kinds the helper fills in (opened on such a row it starts from it and replaces it)
-HELPER_KINDS = (DPSGD_KIND, SHUFFLED_KIND)
-SCHEMES = ("poisson", "fixed_size", "shuffled")
-SCHEME_TITLES = {"poisson": "Poisson", "fixed_size": "Fixed size", "shuffled": "Shuffled"}
-SCHEME_TEXT = {
-    "poisson": "Poisson: each record joins each step with probability B / N",
-    "fixed_size": "Fixed size: each step a random batch of exactly B records",
-    "shuffled": "Shuffled: each epoch a fresh permutation, split into batches of B",
-}
-SCHEME_TIPS = {
-    "poisson": "Opacus' default and what DP-SGD accounting usually assumes. The row: a subsampled "
-               "Gaussian with q = B / N, ⌈epochs / q⌉ steps.",
-    "fixed_size": "Sampling without replacement at each step (e.g. a random sampler with a fixed batch "
-                  "size). The row: a subsampled Gaussian with fixed-size batches, q = B / N, "
-                  "⌈epochs / q⌉ steps. Defined under replace-one neighbouring only.",
-    "shuffled": "What most training loops do (shuffle, then iterate over the batches). The row: a "
-                "shuffled Gaussian with ⌈N / B⌉ batches per epoch and the epochs as its count. No tight "
-                "accountant exists: prvgui reports a proven lower bound and a certified upper bound.",
-}
+__all__ = ["DpSgdDialog", "apply_helper", "HELPER_KINDS", "MAX_DATASET", "SCHEMES", "SHUFFLED_KIND",
+           "dpsgd_row", "dpsgd_schedule", "initial_for_row", "settings_for_row", "settings_for_shuffled",
+           "shuffled_schedule"]
+
 #: after an edit, the comparison starts once typing has paused this long
 DEBOUNCE_MS = 400
 GREY_TEXT = "#666"
 FIELD_NAMES = (("dataset", "dataset size"), ("batch", "batch size"), ("epochs", "epochs"),
                ("sigma", "sigma"))
-
-
-def _whole(name: str, value: object, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value != int(value) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number in [{lo}, {hi}], got {value!r}")
-    return int(value)
-
-
-def dpsgd_schedule(dataset_size: object, batch_size: object, epochs: object) -> tuple[float, int]:
-    """(sampling rate q, number of steps) for DP-SGD with Poisson or fixed-size batches.
-
-    Raises ValueError naming the bad field.
-    """
-    n = _whole("dataset size", dataset_size, 1, MAX_DATASET)
-    b = _whole("batch size", batch_size, 1, n)
-    epochs = check_number("epochs", epochs, 0.0, lo_open=True)
-    q = b / n
-    exact = epochs / q
-    steps = max(1, math.ceil(exact - 1e-9 * max(1.0, exact)))
-    if steps > MAX_COUNT:
-        raise ValueError(f"epochs × dataset size / batch size gives {steps} steps (limit {MAX_COUNT})")
-    return q, steps
-
-
-def shuffled_schedule(dataset_size: object, batch_size: object, epochs: object) -> tuple[int, int]:
-    """(batches per epoch T = ⌈N / B⌉, epochs) for DP-SGD with shuffled batches; the epochs are
-    the row's count, so they must be whole. Raises ValueError naming the bad field."""
-    n = _whole("dataset size", dataset_size, 1, MAX_DATASET)
-    b = _whole("batch size", batch_size, 1, n)
-    check_number("epochs", epochs, 0.0, lo_open=True)
-    if epochs != int(epochs):  # type: ignore[arg-type]
-        raise ValueError(f"epochs must be a whole number for shuffled batches (the row counts epochs), "
-                         f"got {epochs!r}")
-    e = _whole("epochs", epochs, 1, MAX_COUNT)
-    t = -(-n // b)
-    if t > MAX_BATCHES:
-        raise ValueError(f"dataset size / batch size gives {t} batches per epoch (limit {MAX_BATCHES})")
-    return t, e
-
-
-def dpsgd_row(scheme: str, values: dict, sensitivity: object = 1.0) -> RowSpec:
-    """The row for one way of forming batches; raises ValueError naming the bad field."""
-    n, b, epochs, sigma = (values.get(k) for k in ("dataset", "batch", "epochs", "sigma"))
-    what = "" if scheme == "poisson" else f", {SCHEME_TITLES[scheme].lower()}"
-    label = f"DP-SGD{what}: N={fmt_value(n)}, batch {fmt_value(b)}, {fmt(epochs, 6)} epochs"
-    if scheme == "shuffled":
-        t, e = shuffled_schedule(n, b, epochs)
-        row = RowSpec(SHUFFLED_KIND, {"sigma": sigma, "batches_per_epoch": t, "sensitivity": sensitivity},
-                      e, label)
-    elif scheme in ("poisson", "fixed_size"):
-        q, steps = dpsgd_schedule(n, b, epochs)
-        params = {"sigma": sigma, "sampling_rate": q, "sensitivity": sensitivity}
-        if scheme == "fixed_size":
-            params["sampling"] = "fixed_size"
-        row = RowSpec(DPSGD_KIND, params, steps, label)
-    else:
-        raise ValueError(f"batches must be one of {', '.join(SCHEMES)}, got {scheme!r}")
-    err = row.error()
-    if err:
-        raise ValueError(err)
-    return row
-
-
-def scheme_relation(scheme: str, neighbouring: str, group_size: int) -> Relation:
-    """The relation a row of ``scheme`` is accounted under once applied: fixed-size batches
-    need replace-one; the others keep the document's neighbouring."""
-    return Relation("replace_one" if scheme == "fixed_size" else neighbouring, group_size)
-
-
-def scheme_request(row: RowSpec, relation: Relation, targets: Targets) -> Request:
-    """The engine request for the ε of one training row alone (no curves)."""
-    return Request((row.to_row(),), targets.delta, None, targets.eps_error, relation.neighbouring.value,
-                   relation.group_size, profile_points=0, tradeoff_points=0, steps_row=None,
-                   want_pld=False)
-
-
-def _gives(values: dict, q: float, count: int) -> bool:
-    try:
-        return dpsgd_schedule(values.get("dataset"), values.get("batch"), values.get("epochs")) == (q, count)
-    except (ValueError, TypeError):
-        return False
-
-
-def settings_for_row(q: object, count: object, remembered: dict) -> dict | None:
-    """Dataset size, batch size and epochs that give exactly the row's sampling rate ``q`` and
-    ``count``: the remembered ones if they do, else the remembered dataset size with the batch size
-    that gives q, else q as a fraction B / N; each with the roundest epochs that give ``count``.
-    None if no such values exist (e.g. q or count is invalid)."""
-    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q <= 1 \
-            or isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        return None
-    q = float(q)
-    if _gives(remembered, q, count):
-        return {k: remembered[k] for k in ("dataset", "batch", "epochs")}
-    pairs = []
-    n = remembered.get("dataset")
-    if isinstance(n, (int, float)) and math.isfinite(n) and 1 <= n <= MAX_DATASET and n == int(n):
-        pairs.append((int(n), round(n * q)))
-    frac = Fraction(q).limit_denominator(MAX_DATASET)
-    pairs.append((frac.denominator, frac.numerator))
-    for n, b in pairs:
-        if b < 1 or b > n or b / n != q:
-            continue
-        exact = count * b / n
-        for digits in range(16):  # the roundest epochs that still give count steps
-            values = {"dataset": n, "batch": b, "epochs": round(exact, digits)}
-            if _gives(values, q, count):
-                return values
-    return None
-
-
-def settings_for_shuffled(batches: object, count: object, remembered: dict) -> dict | None:
-    """Dataset size, batch size and epochs that give a shuffled row's batches per epoch and
-    count (= epochs): the remembered ones if they do, else the remembered dataset size with
-    the batch size that gives T batches, else T batches of the remembered (or 256) records."""
-    if isinstance(batches, bool) or not isinstance(batches, int) or not 1 <= batches <= MAX_BATCHES \
-            or isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        return None
-
-    def gives(n, b) -> bool:
-        try:
-            return shuffled_schedule(n, b, count) == (batches, count)
-        except (ValueError, TypeError):
-            return False
-
-    n, b = remembered.get("dataset"), remembered.get("batch")
-    if gives(n, b):
-        return {"dataset": n, "batch": b, "epochs": count}
-    if isinstance(n, (int, float)) and math.isfinite(n) and 1 <= n <= MAX_DATASET and n == int(n):
-        b2 = -(-int(n) // batches)
-        if gives(int(n), b2):
-            return {"dataset": int(n), "batch": b2, "epochs": count}
-    b = b if isinstance(b, (int, float)) and math.isfinite(b) and 1 <= b == int(b) else 256
-    if gives(int(b) * batches, int(b)):
-        return {"dataset": int(b) * batches, "batch": int(b), "epochs": count}
-    return None
-
-
-def initial_for_row(row: RowSpec | None, remembered: dict, group_size: int = 1) -> dict:
-    """The helper's starting values: the remembered ones, overridden by what the row says (its
-    scheme, N / B / epochs that give its schedule, its σ and sensitivity)."""
-    initial = {k: v for k, v in remembered.items() if v is not None}
-    if group_size > 1:
-        initial["group_size"] = group_size
-    if row is None or row.kind not in HELPER_KINDS:
-        return initial
-    p = row.params
-    if row.kind == SHUFFLED_KIND:
-        initial["scheme"] = "shuffled"
-        initial.update(settings_for_shuffled(p.get("batches_per_epoch"), row.count, initial) or {})
-    else:
-        initial["scheme"] = "fixed_size" if p.get("sampling") == "fixed_size" else "poisson"
-        initial.update(settings_for_row(p.get("sampling_rate"), row.count, initial) or {})
-    if isinstance(p.get("sigma"), (int, float)):
-        initial["sigma"] = p["sigma"]
-    if isinstance(p.get("sensitivity"), (int, float)):
-        initial["sensitivity"] = p["sensitivity"]
-    return initial
-
-
-def merged_row(old: RowSpec, new: RowSpec) -> RowSpec:
-    """The helper's row put into an existing helper row: the row's clipping norm (sensitivity)
-    and its own label stay; a label the helper wrote is replaced."""
-    label = new.label if not old.label or old.label.startswith("DP-SGD") else old.label
-    params = dict(new.params)
-    if "sensitivity" in old.params:
-        params["sensitivity"] = old.params["sensitivity"]
-    if old.kind == new.kind and "sampling" in old.params and "sampling" not in params:
-        params["sampling"] = "poisson"  # the row said so explicitly: keep saying it
-    return RowSpec(new.kind, params, new.count, label)
 
 
 def apply_helper(doc: Document, stack: QUndoStack, at: int | None, new: RowSpec,
@@ -271,25 +71,6 @@ def apply_helper(doc: Document, stack: QUndoStack, at: int | None, new: RowSpec,
         if macro:
             stack.endMacro()
     return True
-
-
-def outcome_text(scheme: str, result) -> str:
-    """A scheme's cell: the certified upper bound on ε (Shuffled: between the proven lower bound
-    and it)."""
-    best = getattr(result, "certified_upper", None)
-    upper = best.value if best is not None else result.epsilon.upper
-    at_least = getattr(result, "epsilon_at_least", None)
-    if at_least is not None:
-        return f"between {fmt_bound(at_least, up=False)} and {fmt_bound(upper)}"
-    return f"≤ {fmt_bound(upper)}"
-
-
-def unavailable_text(exc: object) -> tuple[str, str]:
-    """(cell text, tooltip) for a scheme the engine could not compute."""
-    if isinstance(exc, ImportError):  # an engine module this build lacks (e.g. mixture, shuffle)
-        return "not available in this version of prvgui", f"The engine could not load a module: {exc}"
-    text = failure_text(exc)
-    return f"could not compute: {text}", text
 
 
 class DpSgdDialog(QDialog):
@@ -357,7 +138,8 @@ class DpSgdDialog(QDialog):
             self.scheme_group.addButton(b, i)
             self.scheme_buttons[scheme] = b
             blay.addWidget(b)
-        self.scheme_buttons.get(init.get("scheme", "poisson"), self.scheme_buttons["poisson"]).setChecked(True)
+        start = init.get("scheme", "poisson")
+        self.scheme_buttons[start if start in SCHEMES else "poisson"].setChecked(True)
         self.scheme_group.idToggled.connect(lambda _id, on: on and self._update())
         lay.addWidget(batches)
 
@@ -443,7 +225,8 @@ class DpSgdDialog(QDialog):
         for scheme in SCHEMES:
             runner = TaskRunner(f"prvgui-dpsgd-{scheme}", self)
             runner.done.connect(lambda result, s=scheme: self._answered(s, outcome_text(s, result), None))
-            runner.failed.connect(lambda exc, s=scheme: self._answered(s, *unavailable_text(exc), failed=True))
+            runner.failed.connect(lambda exc, s=scheme: self._answered(s, *unavailable_text(exc),
+                                                                      failed=True))
             self.runners[scheme] = runner
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -530,8 +313,9 @@ class DpSgdDialog(QDialog):
                                  f"{fmt_count(row.params['batches_per_epoch'])} batches per epoch, "
                                  f"count = {fmt_count(row.count)} epoch{'' if row.count == 1 else 's'}")
         else:
-            self.summary.setText(f"The row: Subsampled Gaussian ({'fixed-size' if scheme == 'fixed_size' else 'Poisson'} "
-                                 f"batches), q = B / N = {fmt(row.params['sampling_rate'], 6)}, "
+            how = "fixed-size" if scheme == "fixed_size" else "Poisson"
+            self.summary.setText(f"The row: Subsampled Gaussian ({how} batches), "
+                                 f"q = B / N = {fmt(row.params['sampling_rate'], 6)}, "
                                  f"count = ⌈epochs / q⌉ = {fmt_count(row.count)} steps")
 
     def _show_relation(self, scheme: str) -> None:
@@ -540,8 +324,8 @@ class DpSgdDialog(QDialog):
         if scheme == "fixed_size" and self._doc.neighbouring != "replace_one":
             text = ("<b>Fixed-size batches are defined only under replace-one neighbouring</b> (a record "
                     "is swapped for another, the dataset size stays the same): applying sets the "
-                    "composition's neighbouring from “" + html.escape(now) + "” to “replace one record”, "
-                    "for every row.")
+                    "composition's neighbouring from “" + html.escape(now)
+                    + "” to “replace one record”, for every row.")
             style = f"color: {WARN_COLOR};"
         else:
             text = f"Neighbouring: {html.escape(now)} (as in the Targets)."
@@ -558,7 +342,8 @@ class DpSgdDialog(QDialog):
                 font = item.font()
                 font.setBold(scheme == chosen)
                 item.setFont(font)
-            self.table.item(r, 0).setText(SCHEME_TITLES[scheme] + ("  ◀ chosen" if scheme == chosen else ""))
+            mark_ = "  ◀ chosen" if scheme == chosen else ""
+            self.table.item(r, 0).setText(SCHEME_TITLES[scheme] + mark_)
 
     # ------------------------------------------------------------ the comparison
     def _start_comparison(self) -> None:
@@ -620,7 +405,8 @@ class DpSgdDialog(QDialog):
             row = self._rows.get(scheme)
             if scheme not in self._pending or row is None or k is None:
                 continue
-            request = scheme_request(row, scheme_relation(scheme, self._doc.neighbouring, k), self._doc.targets)
+            relation = scheme_relation(scheme, self._doc.neighbouring, k)
+            request = scheme_request(row, relation, self._doc.targets)
             fn = self._compute
             self.runners[scheme].start(lambda progress, cancel, r=request: fn(r, progress=progress,
                                                                                 cancel=cancel))

@@ -237,7 +237,8 @@ def test_applying_fixed_size_sets_replace_one_and_the_group_in_one_undo_step(qtb
 
 
 def test_applying_shuffled_to_a_subsampled_row_replaces_it_keeping_its_label_and_norm(qtbot, window, load):
-    row = RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 0.5}, 100, "mine")
+    row = RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 0.5}, 100,
+                  "mine")
     load(window, rows=[row])
     window.composition.select_row(0)
     new = dpsgd_row("shuffled", CHUA)

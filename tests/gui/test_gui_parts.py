@@ -6,7 +6,7 @@ import threading
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from PySide6.QtWidgets import QComboBox, QDialogButtonBox, QLabel
+from PySide6.QtWidgets import QComboBox, QDialogButtonBox
 
 from prvgui.accounting.view_model import Cancelled, Request
 from prvgui.document.model import Document, RowSpec
