@@ -5,8 +5,41 @@ import math
 
 import numpy as np
 
+from ..accounting.kinds.base import Relation
 from .fileio import composition_comments, curve_csv
 from .model import Document
+
+#: how each way of forming batches is named in captions and export headers
+SCHEME_WORDS = {"poisson": "Poisson-sampled batches", "fixed_size": "fixed-size batches",
+                "shuffled": "shuffled batches"}
+
+
+def batch_schemes(rows) -> list[str]:
+    """The ways the rows form their batches ('poisson', 'fixed_size', 'shuffled'), in row order,
+    each once; rows without batches (e.g. a Laplace query) add nothing."""
+    out: list[str] = []
+    for r in rows:
+        mech = getattr(r, "mechanism", None)
+        if mech is None:
+            continue
+        if not getattr(mech, "tight", True) or "shuffled" in getattr(mech, "kind", ""):
+            scheme = "shuffled"
+        else:
+            scheme = getattr(mech, "sampling", None)
+        if scheme in SCHEME_WORDS and scheme not in out:
+            out.append(scheme)
+    return out
+
+
+def setting_text(request) -> str:
+    """What a result's guarantee is for, in words: the neighbouring relation, the group size and
+    the sampling schemes, e.g. 'replace one record, groups of 4 records; fixed-size batches'."""
+    relation = Relation(getattr(request, "neighbouring", "add_remove"), getattr(request, "group_size", 1))
+    schemes = batch_schemes(getattr(request, "rows", ()))
+    text = relation.describe()
+    if schemes:
+        text += "; " + ", ".join(SCHEME_WORDS[s] for s in schemes)
+    return text
 
 
 def _col(c: np.ndarray | None, n: int) -> np.ndarray:
@@ -16,14 +49,14 @@ def _col(c: np.ndarray | None, n: int) -> np.ndarray:
 def curve_table(result, kind: str) -> tuple[list[str], list[np.ndarray], list[str]]:
     """(header, columns, extra comment lines) for one curve of an engine Result."""
     req = result.request
-    notes = [f"delta: {req.delta!r}", f"eps_error: {req.eps_error!r}",
+    notes = [f"guarantee for: {setting_text(req)}", f"delta: {req.delta!r}", f"eps_error: {req.eps_error!r}",
              f"epsilon at delta: lower {result.epsilon.lower!r} estimate "
              f"{result.epsilon.estimate!r} upper {result.epsilon.upper!r}",
              "lower/upper are certified bounds; rdp is an upper bound; "
              "gdp is an approximation and may under-report"]
     best = getattr(result, "certified_upper", None)
     if best is not None:
-        notes.insert(3, f"certified upper bound on epsilon: {best.value!r} (by {best.by})")
+        notes.insert(4, f"certified upper bound on epsilon: {best.value!r} (by {best.by})")
     notes += [f"warning: {w}" for w in getattr(result, "warnings", ())]
     if kind == "profile" and result.profile is not None:
         c = result.profile

@@ -83,8 +83,8 @@ class BudgetView(QWidget):
         self._work = work or budget_status
         self.doc: Document | None = None
         self._status: BudgetStatus | None = None
-        self._snapshot: tuple[RowSpec, ...] | None = None
-        self._running_snapshot: tuple[RowSpec, ...] | None = None
+        self._snapshot: tuple | None = None
+        self._running_snapshot: tuple | None = None
         self._closed = False
         lay = QVBoxLayout(self)
 
@@ -193,12 +193,16 @@ class BudgetView(QWidget):
         self._clear("Press Compute.")
         self._inputs_changed()
 
+    def _inputs(self) -> tuple:
+        """What a shown answer depends on: the rows and who is protected (the relation)."""
+        return self.doc.rows, self.doc.neighbouring, self.doc.group_size
+
     def _on_document(self, what: str, arg: object) -> None:
         if what == "reset":  # another composition (e.g. a file was opened): start from its targets
             self._fill_budget_fields()
         if what != "targets":
             self._fill_rows()
-        if self._status is not None and self._snapshot != self.doc.rows:
+        if self._status is not None and self._snapshot != self._inputs():
             self.used_label.setText(self._used_text(self._status)
                                     + "\nOut of date: the composition changed; Compute again.")
         self._inputs_changed()
@@ -280,7 +284,7 @@ class BudgetView(QWidget):
         eps, _ = check_positive(self.eps_edit.text(), "ε budget")
         delta, _ = check_field("delta", self.delta_edit.text())
         row, eps_error = self.row_index, self.doc.targets.eps_error
-        self._running_snapshot = self.doc.rows
+        self._running_snapshot = self._inputs()
         self.used_label.setText("Computing…")
         work = self._work
         relation = self.doc.relation
@@ -339,7 +343,7 @@ class BudgetView(QWidget):
         self.filter.set_answer(s.filter_decision, self._more_text(s, s.filter_more, False, filter_why))
         self.note_label.setText(f"Note: {s.note}." if s.note else "")
         self.note_label.setVisible(bool(s.note))
-        if self._snapshot != self.doc.rows:
+        if self._snapshot != self._inputs():
             self._on_document("change", None)
         self.result_ready.emit(s)
         self.run_finished.emit()

@@ -80,8 +80,8 @@ class CalibrateDialog(QDialog):
         t = targets or doc.targets
         self.eps_error = t.eps_error
         self._outcome: CalibrationOutcome | None = None
-        self._snapshot: tuple[RowSpec, ...] | None = None  # the rows the shown answer is for
-        self._running_snapshot: tuple[RowSpec, ...] | None = None
+        self._snapshot: tuple | None = None  # the inputs the shown answer is for (_inputs)
+        self._running_snapshot: tuple | None = None
         self._closed = False
         spec = doc.row(row_index)
         self.kind = spec.kind
@@ -236,10 +236,14 @@ class CalibrateDialog(QDialog):
 
     def can_apply(self) -> bool:
         """True if the shown answer is for the document as it is now."""
-        return self._outcome is not None and self._snapshot == self.doc.rows
+        return self._outcome is not None and self._snapshot == self._inputs()
+
+    def _inputs(self) -> tuple:
+        """What a shown answer depends on: the rows and who is protected (the relation)."""
+        return self.doc.rows, self.doc.neighbouring, self.doc.group_size
 
     def _on_document(self, what: str, arg: object) -> None:
-        if self._outcome is not None and self._snapshot != self.doc.rows:
+        if self._outcome is not None and self._snapshot != self._inputs():
             self._show_result_text(self.result_text(self._outcome.calibration)
                                    + "\nOut of date: the composition changed; Run again.")
         self._inputs_changed()
@@ -272,7 +276,7 @@ class CalibrateDialog(QDialog):
         request = CalibrationRequest(rows, self.row_index, self.parameter_name, target, delta,
                                      self.eps_error, self.doc.relation)
         self._outcome = None
-        self._running_snapshot = self.doc.rows
+        self._running_snapshot = self._inputs()
         self._show_result_text("Searching…")
         self.plot.show_outcome(None, "Searching…")
         self.progress.setValue(0)

@@ -14,11 +14,10 @@ from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, Q
                                QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from ..accounting.view_model import Request
-from ..accounting.mechanisms import DPSGD_KIND
 from ..document.model import Document, RowSpec
 from .budget_view import BUDGET_TAB_TIP, BudgetView, scrolling
 from .calibrate_dialog import CalibrateDialog
-from .dpsgd_helper import DpSgdDialog, settings_for_row
+from .dpsgd_helper import HELPER_KINDS, DpSgdDialog, apply_helper, initial_for_row
 from .editor import CompositionEditor
 from .files import FileController, settings
 from .plots import TABS, StepsTab
@@ -45,6 +44,7 @@ class MainWindow(QMainWindow):
         """``compute_fn`` replaces the engine's ``compute`` (tests drive the window with a fake)."""
         super().__init__()
         self.persist = persist
+        self.compute_fn = compute_fn
         self.doc = Document()
         self.stack = QUndoStack(self)
         self.editor = Editor(self.doc, self.stack)
@@ -328,29 +328,26 @@ class MainWindow(QMainWindow):
         return dialog
 
     def open_dpsgd_helper(self) -> None:
-        """On a subsampled Gaussian row: its σ, and N, B, epochs that give its q and count."""
+        """On a DP-SGD row (subsampled or shuffled Gaussian): its schedule and σ; how batches are
+        formed and who is protected, with each scheme's ε side by side."""
         i = self.composition.current_row()
         row = self.doc.row(i) if i is not None else None
-        on_row = row is not None and row.kind == DPSGD_KIND
-        initial = {k: v for k, v in self._dpsgd_settings().items() if v is not None}
-        if on_row:
-            initial.update(settings_for_row(row.params.get("sampling_rate"), row.count, initial) or {})
-            if isinstance(row.params.get("sigma"), (int, float)):
-                initial["sigma"] = row.params["sigma"]
-        dialog = DpSgdDialog(self, initial, f"row {i + 1}" if on_row else "a new row")
-        if dialog.exec() and dialog.row() is not None:
-            self.apply_dpsgd(dialog.row(), dialog.values())
+        on_row = row is not None and row.kind in HELPER_KINDS
+        initial = initial_for_row(row if on_row else None, self._dpsgd_settings(), self.doc.group_size)
+        dialog = DpSgdDialog(self, initial, f"row {i + 1}" if on_row else "a new row", self.doc,
+                             self.compute_fn)
+        accepted = dialog.exec()
+        dialog.shutdown()  # its comparison's workers (done() has stopped them unless exec was bypassed)
+        if accepted and dialog.row() is not None:
+            self.apply_dpsgd(dialog.row(), dialog.values(), dialog.relation())
 
-    def apply_dpsgd(self, new: RowSpec, values: dict) -> None:
-        """Put a DP-SGD row from the helper into the selected subsampled Gaussian row (or a new row)."""
+    def apply_dpsgd(self, new: RowSpec, values: dict, relation: tuple[str, int] | None = None) -> None:
+        """Put a DP-SGD row from the helper into the selected DP-SGD row (or a new row) and set the
+        document's relation: one undo step."""
         i = self.composition.current_row()
         row = self.doc.row(i) if i is not None else None
-        if i is not None and row is not None and row.kind == DPSGD_KIND:
-            label = new.label if not row.label or row.label.startswith("DP-SGD") else row.label
-            params = {**row.params, **new.params, "sensitivity": row.params.get("sensitivity", 1.0)}
-            self.editor.replace(i, RowSpec(row.kind, params, new.count, label), "DP-SGD helper on row")
-        else:
-            self.composition.insert_row(new)
+        at = i if row is not None and row.kind in HELPER_KINDS else None
+        apply_helper(self.doc, self.stack, at, new, relation, self.composition.insert_row)
         if self.persist:
             s = settings()
             for key in ("dataset", "batch", "epochs"):
@@ -406,7 +403,7 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """Stop the worker threads and detach from the document (idempotent)."""
-        for dialog in self.findChildren(CalibrateDialog):
+        for dialog in self.findChildren(CalibrateDialog) + self.findChildren(DpSgdDialog):
             dialog.shutdown()
         self.budget.shutdown()
         self.recomputer.shutdown()

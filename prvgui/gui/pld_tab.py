@@ -96,6 +96,7 @@ class PldTab(PlotTab):
 
     def show_result(self, result) -> None:
         self.result = result
+        self.show_setting(result)
         c = result.pld
         atoms = getattr(result, "pld_atoms", None)
         self.set_curve("density", c.x if c else None, c.columns.get("density") if c else None)

@@ -5,9 +5,14 @@ arrays from the result are kept (``data(name)``) and what is drawn is a masked c
 that cannot be drawn on the current axes (non-finite, or <= 0 on a log axis, or below the
 tab's floor) become NaN gaps. Marker lines (``InfiniteLine``) are placed in data units and
 moved when an axis switches between linear and log.
+
+The plot's title line is a caption saying what the shown guarantee is for (the neighbouring
+relation, the group size, the sampling schemes: ``export.setting_text``), so that PNG and SVG
+exports carry it; a note ("out of date") goes above it.
 """
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -19,7 +24,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPushButton, QSta
 
 import pyqtgraph as pg  # noqa: E402  (after PySide6, so pyqtgraph picks that binding)
 
-from ..document.export import curve_csv_text
+from ..document.export import curve_csv_text, setting_text
 from ..document.fileio import atomic_write
 from .axes import PowerAxis
 from .fmt import fmt
@@ -68,6 +73,8 @@ class PlotTab(QWidget):
         self._markers: list[tuple[pg.InfiniteLine, float | None]] = []
         self.resolution_band: pg.LinearRegionItem | None = None
         self._resolution: float | None = None
+        self._note: tuple[str, bool] | None = None
+        self._caption: str | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         bar = QHBoxLayout()
@@ -248,8 +255,31 @@ class PlotTab(QWidget):
 
     def set_note(self, text: str | None, error: bool = False) -> None:
         """A line above the plot (e.g. "out of date"); None removes it."""
-        if text:
-            self.plot_item.setTitle(text, color="#b71c1c" if error else "#555", size="9pt")
+        self._note = (text, error) if text else None
+        self._show_title()
+
+    def set_caption(self, text: str | None) -> None:
+        """The line saying what the plotted guarantee is for (None: none)."""
+        self._caption = text or None
+        self._show_title()
+
+    def show_setting(self, result) -> None:
+        """Caption the plot with what ``result``'s guarantee is for (relation, group, batches)."""
+        self.set_caption(f"Guarantee for: {setting_text(result.request)}")
+
+    @property
+    def caption(self) -> str | None:
+        return self._caption
+
+    def _show_title(self) -> None:
+        parts = []
+        if self._note is not None:
+            text, error = self._note
+            parts.append(f"<span style='color: {'#b71c1c' if error else '#555'}'>{html.escape(text)}</span>")
+        if self._caption:
+            parts.append(f"<span style='color: #333'>{html.escape(self._caption)}</span>")
+        if parts:
+            self.plot_item.setTitle("<br>".join(parts), size="9pt")
         else:
             self.plot_item.setTitle(None)
 
@@ -321,6 +351,7 @@ class PlotTab(QWidget):
         """No result: empty every curve, hide the markers and show ``hint`` (default: the
         tab's ``empty_hint``) in place of the axes."""
         self.result = None
+        self._caption = None
         self.set_note(None)
         for name in self.curves:
             self.set_curve(name, None, None)

@@ -58,6 +58,7 @@ class ProfileTab(PlotTab):
 
     def show_result(self, result) -> None:
         self.result = result
+        self.show_setting(result)
         c = result.profile
         for name in ("lower", "estimate", "upper", "rdp", "gdp"):
             self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
@@ -85,6 +86,7 @@ class TradeoffTab(PlotTab):
 
     def show_result(self, result) -> None:
         self.result = result
+        self.show_setting(result)
         c = result.tradeoff
         for name in ("lower", "estimate", "upper", "gdp", "region"):
             self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
@@ -128,6 +130,7 @@ class StepsTab(PlotTab):
 
     def show_result(self, result) -> None:
         self.result = result
+        self.show_setting(result)
         c = result.steps
         for name in ("lower", "estimate", "upper", "rdp", "gdp"):
             self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)

@@ -3,6 +3,11 @@
 Printed bounds are rounded outwards (``fmt_bound``): the upper bound shown is never below
 the computed one. While the inputs have changed since the shown result, the panel is
 greyed out and a banner says why (recomputing, or what to fix).
+
+With shuffled batches (``Result.epsilon_at_least``) the certified bound holds but no tight
+accountant exists: beside the headline the panel says in words that the true ε lies between
+the proven lower bound and the certified upper bound, with the Poisson number for contrast,
+marked as not a guarantee. The headline's publishable number stays the certified upper bound.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
                                QVBoxLayout, QWidget)
 
 from ..accounting.certified import CertifiedUpper
+from ..accounting.view_model import shuffled_note
 from .fmt import fmt, fmt_bound
 from .widgets import ERROR_COLOR, WARN_COLOR
 
@@ -31,6 +37,27 @@ def _estimate(b, digits: int = 4) -> str:
     if not math.isfinite(b.upper):
         return "no estimate (the bracket is unbounded)"
     return f"estimate {fmt(b.estimate, digits)}"
+
+
+def shuffled_words(result, digits: int = 4) -> list[str] | None:
+    """The bracket around the truth for a result with shuffled batches, as sentences (None when
+    the result has no such bracket): between the proven lower bound and the certified upper
+    bound; no tight accountant; the Poisson number for contrast, not a guarantee."""
+    at_least = getattr(result, "epsilon_at_least", None)
+    if at_least is None:
+        return None
+    upper = _best(result.certified_upper, result.epsilon.upper).value
+    out = [f"Shuffled batches: the true ε lies between {fmt_bound(at_least, digits, up=False)} "
+           f"(proven lower bound: an attack on shuffled batches, Chua et al. 2024) and "
+           f"{fmt_bound(upper, digits)} (the certified upper bound above).",
+           "No tight accountant for shuffled batches exists, so the gap between the two cannot be "
+           "closed today; publish the upper bound."]
+    poisson = getattr(result, "poisson_epsilon", None)
+    if poisson is not None:
+        out.append(f"For contrast, Poisson accounting would say ε ≤ {fmt_bound(poisson.upper, digits)}: "
+                   f"not a guarantee for shuffled batches (it assumes each record joins each step "
+                   f"independently).")
+    return out
 
 
 def _value(v: object, kind: str, lower: bool = False) -> str:
@@ -64,6 +91,18 @@ class ResultsPanel(QWidget):
         self.detail.setObjectName("detail")
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setWordWrap(True)
+        self.bracket = QLabel("")
+        self.bracket.setObjectName("shuffled_bracket")
+        self.bracket.setWordWrap(True)
+        self.bracket.setTextFormat(Qt.TextFormat.PlainText)
+        self.bracket.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.bracket.setStyleSheet(f"color: {WARN_COLOR}; background: #fff6e0; border: 1px solid #e5c77a; "
+                                   "border-radius: 3px; padding: 3px;")
+        self.bracket.setToolTip("The PRV accountant's pair for a shuffled row (one Gaussian per epoch, no "
+                                "amplification) bounds the truth from above; an attack on shuffled "
+                                "batches (Chua et al., ICML 2024) proves the lower end. Poisson "
+                                "accounting assumes a different sampling scheme.")
+        self.bracket.hide()
         self.warnings = QLabel("")
         self.warnings.setObjectName("warnings")
         self.warnings.setWordWrap(True)
@@ -71,6 +110,7 @@ class ResultsPanel(QWidget):
         self.warnings.setStyleSheet(f"color: {WARN_COLOR};")
         self.warnings.hide()
         body.addWidget(self.headline)
+        body.addWidget(self.bracket)
         body.addWidget(self.warnings)
         body.addWidget(self.detail)
         self.table = QTableWidget(0, len(COLUMNS))
@@ -97,6 +137,7 @@ class ResultsPanel(QWidget):
         self.result = None
         self.headline.setText("<span style='font-size:15pt'>ε: —</span>")
         self.detail.setText(message)
+        self.bracket.hide()
         self.warnings.hide()
         self.table.setRowCount(0)
         self.footer.setText("")
@@ -117,8 +158,12 @@ class ResultsPanel(QWidget):
         self.headline.setText(
             f"<span style='font-size:17pt; font-weight:600'>ε ≤ {fmt_bound(best.value)}</span>"
             f"&nbsp;&nbsp;<span style='color:#444'>certified{by}, at δ = {fmt(req.delta)}</span>")
-        self.warnings.setText("\n".join(f"⚠ {w}" for w in result.warnings))
-        self.warnings.setVisible(bool(result.warnings))
+        words = shuffled_words(result)
+        self.bracket.setText(" ".join(words) if words else "")
+        self.bracket.setVisible(words is not None)
+        notes = self._notes(result)
+        self.warnings.setText("\n".join(f"⚠ {w}" for w in notes))
+        self.warnings.setVisible(bool(notes))
         lines = [f"PRV bracket: lower {fmt_bound(e.lower, up=False)} · {_estimate(e)} · "
                  f"accuracy ±{fmt(req.eps_error)}"]
         if result.delta is not None and req.epsilon is not None:
@@ -174,6 +219,16 @@ class ResultsPanel(QWidget):
         return rows
 
     @staticmethod
+    def _notes(result) -> list[str]:
+        """The engine's notes, less its shuffled-batches note when the bracket says it already."""
+        notes = list(result.warnings)
+        at_least = getattr(result, "epsilon_at_least", None)
+        if at_least is not None:
+            said = shuffled_note(at_least, result.epsilon.upper, getattr(result, "poisson_epsilon", None))
+            notes = [w for w in notes if w != said]
+        return notes
+
+    @staticmethod
     def _label(result, name: str) -> str:
         """An accountant's short display name (``rdp`` -> ``RDP``)."""
         info = result.comparisons.get(name) or result.comparisons_delta.get(name) or {}
@@ -190,7 +245,8 @@ class ResultsPanel(QWidget):
                f"ε ≤ {fmt_bound(best.value, 6)} (certified upper bound"
                + ("" if best.by == "prv" else f", by {self._label(r, best.by)}") + "); "
                f"PRV lower {fmt_bound(e.lower, 6, up=False)}, {_estimate(e, 6)}"]
-        out += [f"warning: {w}" for w in r.warnings]
+        out += shuffled_words(r, 6) or []
+        out += [f"warning: {w}" for w in self._notes(r)]
         if r.delta is not None and req.epsilon is not None:
             out.append(f"at ε = {req.epsilon!r}: δ ≤ {fmt_bound(r.delta.upper, 6)}; "
                        f"lower {fmt_bound(r.delta.lower, 6, up=False)}, estimate {fmt(r.delta.estimate, 6)}")

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 from ..accounting.kinds.base import Choice
 from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec
+from ..accounting.kinds.shuffled_gaussian import ShuffledGaussian
 from .fmt import POISSON_NOTE, error_field, fmt_field, fmt_value, parse_count, parse_number, same_value
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
@@ -21,6 +22,7 @@ from .widgets import ErrorLabel, mark
 COUNT_TIP = "How many times this mechanism runs on the same data (e.g. DP-SGD training steps). " \
             "A whole number from 1 to 10^9; 1e4 works."
 LABEL_TIP = "Your name for this part of the analysis (saved in the file)."
+SHUFFLED_KIND = ShuffledGaussian.kind
 #: the longest title in average characters; longer ones are elided (the full text is the tooltip)
 TITLE_CHARS = 40
 
@@ -115,9 +117,11 @@ class RowForm(QGroupBox):
             box.setCurrentIndex(max(box.findData(value), 0))
         _set_text(self.count.edit, row.count)
         err = row.error(self._doc.relation)
-        where = error_field(err, list(self.params))
+        where = error_field(err, list(self.params) + list(self.choices))
         for name, f in self.params.items():
             mark(f.edit, err if where == name else None, f.tip)
+        for name, box in self.choices.items():  # e.g. fixed-size batches under add/remove
+            mark(box, err if where == name else None, box.property("tip") or "")
         mark(self.count.edit, err if where == "count" else None, COUNT_TIP)
         mark(self.label, err if where == "label" else None, LABEL_TIP)
         self.error_label.show_error(f"Row {i + 1}: {err}" if err else None)
@@ -154,6 +158,7 @@ class RowForm(QGroupBox):
                 for value, words in spec.choices:
                     box.addItem(words, value)
                 box.setToolTip(f"{spec.help[0].upper()}{spec.help[1:]}.")
+                box.setProperty("tip", box.toolTip())
                 box.activated.connect(lambda index, n=name, b=box: self._choice_made(n, b.itemData(index)))
                 self.choices[name] = box
                 self.layout_.addRow(spec.title, box)
@@ -167,7 +172,8 @@ class RowForm(QGroupBox):
             self._undo_keys.watch(f.edit)
             self.params[name] = f
             self.layout_.addRow(spec.title, f)
-        self.count = _Field("runs (e.g. steps)", COUNT_TIP)
+        # a shuffled row counts epochs (each one pass over the data), not steps
+        self.count = _Field("epochs" if kind == SHUFFLED_KIND else "runs (e.g. steps)", COUNT_TIP)
         self.count.edit.setObjectName("count")
         self.count.edit.textEdited.connect(self._count_edited)
         self.count.edit.editingFinished.connect(self._end_session)
@@ -179,7 +185,7 @@ class RowForm(QGroupBox):
         self.note.setStyleSheet("color: #555;")
         if subsampled:
             self.layout_.addRow(self.note)
-        if cls.dpsgd_step:
+        if cls.dpsgd_step or kind == SHUFFLED_KIND:
             self.dpsgd = QPushButton("DP-SGD helper…")
             self.dpsgd.setToolTip("Fill sampling rate and steps from dataset size, batch size and epochs")
             self.dpsgd.clicked.connect(self.dpsgd_requested)

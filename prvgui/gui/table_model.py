@@ -7,8 +7,9 @@ model's answers change. The model therefore answers from its own copy of the row
 Edits (``setData``) are not applied here: they go to ``edit(i, new_row)`` (the undo
 ``Editor``), which changes the document, whose event then updates the model. Values that
 do not validate are still stored (so undo can restore them and the user sees what they
-typed), marked on the cell with the reason from ``RowSpec.error()``, and never sent to the
-engine.
+typed), marked on the cell with the reason from ``RowSpec.error(relation)`` (a row can be valid
+on its own and invalid under the document's neighbouring relation, e.g. fixed-size batches
+under add/remove), and never sent to the engine.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ class CompositionModel(QAbstractTableModel):
         self._doc = doc
         self._edit = edit or self._edit_directly
         self._rows: list[RowSpec] = list(doc.rows)
-        self._errors: list[str | None] = [r.error() for r in self._rows]
+        self._errors: list[str | None] = self._row_errors()
         doc.subscribe(self._on_document)
 
     def detach(self) -> None:
@@ -67,9 +68,16 @@ class CompositionModel(QAbstractTableModel):
         self._doc.replace(i, row)
         return True
 
+    def _row_errors(self) -> list[str | None]:
+        try:
+            relation = self._doc.relation
+        except ValueError:  # cannot happen through set_relation; never block the table on it
+            relation = None
+        return [r.error(relation) for r in self._rows]
+
     def _sync(self) -> None:
         self._rows = list(self._doc.rows)
-        self._errors = [r.error() for r in self._rows]
+        self._errors = self._row_errors()
 
     # ------------------------------------------------------------ document events
     def _on_document(self, what: str, arg: object) -> None:
@@ -98,6 +106,12 @@ class CompositionModel(QAbstractTableModel):
             self._sync()
             self.dataChanged.emit(self.index(i, 0), self.index(i, len(HEADERS) - 1), CHANGE_ROLES)
             self.headerDataChanged.emit(Qt.Orientation.Vertical, i, i)
+        elif what == "relation":  # the rows stay; whether each is valid under the relation may not
+            self._sync()
+            if self._rows:
+                last = len(self._rows) - 1
+                self.dataChanged.emit(self.index(0, 0), self.index(last, len(HEADERS) - 1), CHANGE_ROLES)
+                self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, last)
         elif what == "reset":
             self.beginResetModel()
             self._sync()

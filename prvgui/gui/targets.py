@@ -1,14 +1,17 @@
-"""Targets: delta, the epsilon at which delta is reported, accuracy, neighbouring relation.
+"""Targets: delta, the epsilon at which delta is reported, accuracy, and who is protected (the
+neighbouring relation and the records per person, i.e. the group size).
 
 Typed text (``1e-5`` works) is validated as the user types. A valid value goes to the
 document through the undo ``Editor``; an invalid one is marked on the field, stays in the
-field only, and ``error()`` reports it so that nothing is computed until it is fixed.
+field only (the document keeps the last good value), and ``error()`` reports it so that
+nothing is computed until it is fixed.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QWidget
 
+from ..accounting.kinds.base import MAX_GROUP, check_group_size
 from ..accounting.validate import check_delta, check_eps_error, check_epsilon
 from ..document.model import Document, Targets
 from .fmt import fmt_field, parse_number, same_value
@@ -25,7 +28,23 @@ TIPS = {
     "eps_error": "Half-width of the certified ε bracket: upper − lower ≤ 2 × this. In [1e-6, 10]; "
                  "smaller is slower and needs more memory.",
 }
-NEIGHBOURING = {"add_remove": "Add/remove one record"}
+NEIGHBOURING = {"add_remove": "Add/remove one record", "replace_one": "Replace one record"}
+NEIGHBOURING_TIPS = {
+    "add_remove": "Neighbouring datasets differ by one record being added or removed (the dataset "
+                  "size changes by one). The usual relation for DP-SGD with Poisson sampling.",
+    "replace_one": "Neighbouring datasets differ by one record being swapped for another: the dataset "
+                   "size stays the same. A sum of clipped contributions can then move by twice the "
+                   "clipping norm. Needed for fixed-size batches; many papers state this relation.",
+}
+NEIGHBOURING_TIP = ("Which datasets count as neighbours, i.e. what the guarantee protects. Every row's "
+                    "parameters stay as typed; the accountant derives each row's worst case for this "
+                    "relation.\n\n• Add/remove one record: " + NEIGHBOURING_TIPS["add_remove"]
+                    + "\n• Replace one record: " + NEIGHBOURING_TIPS["replace_one"])
+GROUP_TITLE = "Records per person"
+GROUP_TIP = (f"Group (user-level) privacy: how many records one protected person may contribute. "
+             f"1 protects a single record; k protects everyone with up to k records, all changed at "
+             f"once (the guarantee is then for groups of k records, and ε grows with k). "
+             f"A whole number from 1 to {MAX_GROUP}.")
 
 
 def check_field(name: str, text: str) -> tuple[object, str | None]:
@@ -41,6 +60,18 @@ def check_field(name: str, text: str) -> tuple[object, str | None]:
         return check_eps_error(value), None
     except ValueError as exc:
         return None, str(exc).replace("eps_error", "accuracy (ε error)")
+
+
+def check_group_text(text: str) -> tuple[int | None, str | None]:
+    """(group size, None) or (None, message naming the field and what was typed)."""
+    value = parse_number(text)
+    try:
+        return check_group_size(value), None
+    except ValueError:
+        shown = text.strip() if isinstance(text, str) else text
+        return None, (f"records per person must be a whole number from 1 to {MAX_GROUP}, "
+                      f"got {shown!r}" if shown != "" else
+                      f"records per person must be a whole number from 1 to {MAX_GROUP}, got nothing")
 
 
 class TargetsWidget(QGroupBox):
@@ -71,11 +102,23 @@ class TargetsWidget(QGroupBox):
             undo_keys.watch(edit)
             form.addRow(TITLES[name], edit)
         self.neighbouring = QComboBox()
+        self.neighbouring.setObjectName("target_neighbouring")
         for key, title in NEIGHBOURING.items():
             self.neighbouring.addItem(title, key)
-        self.neighbouring.setToolTip("Neighbouring datasets differ by adding or removing one record. "
-                                     "All mechanism parameters are for this relation.")
+            self.neighbouring.setItemData(self.neighbouring.count() - 1, NEIGHBOURING_TIPS[key],
+                                          Qt.ItemDataRole.ToolTipRole)
+        self.neighbouring.setToolTip(NEIGHBOURING_TIP)
+        self.neighbouring.activated.connect(self._neighbouring_chosen)
         form.addRow("Neighbouring", self.neighbouring)
+        self.group = QLineEdit()
+        self.group.setObjectName("target_group_size")
+        self.group.setToolTip(GROUP_TIP)
+        self.group.textEdited.connect(self._group_edited)
+        self.group.editingFinished.connect(self._end_session)
+        undo_keys.watch(self.group)
+        self._group_error: str | None = None
+        self._group_shown: int | None = None
+        form.addRow(GROUP_TITLE, self.group)
         self.error_label = ErrorLabel()
         form.addRow(self.error_label)
         doc.subscribe(self._on_document)
@@ -89,6 +132,8 @@ class TargetsWidget(QGroupBox):
         for name in FIELDS:
             if self._errors[name]:
                 return f"{TITLES[name].lower()}: {self._errors[name]}"
+        if self._group_error:  # "records per person: must be …", like the fields above
+            return f"{GROUP_TITLE.lower()}: {self._group_error.removeprefix(GROUP_TITLE.lower() + ' ')}"
         return None
 
     def _end_session(self) -> None:
@@ -108,10 +153,29 @@ class TargetsWidget(QGroupBox):
         if (self.error() is None) != (was is None) or err is not None:
             self.validity_changed.emit()
 
+    def _neighbouring_chosen(self, index: int) -> None:
+        key = self.neighbouring.itemData(index)
+        if key is not None and key != getattr(self._doc.neighbouring, "value", self._doc.neighbouring):
+            self._session += 1
+            self._editor.set_relation(neighbouring=key)
+
+    def _group_edited(self, text: str) -> None:
+        value, err = check_group_text(text)
+        was = self.error()
+        self._group_error = err
+        mark(self.group, err, GROUP_TIP)
+        self.error_label.show_error(self.error())
+        if err is None:
+            self._group_shown = value
+            self._editor.set_relation(group_size=value, merge_key=("group_size", self._session))
+        if (self.error() is None) != (was is None) or err is not None:
+            self.validity_changed.emit()
+
     def _on_document(self, what: str, arg: object) -> None:
         if what == "reset":
             self._shown.clear()
-        if what in ("targets", "reset"):
+            self._group_shown = None
+        if what in ("targets", "reset", "relation"):
             self.refresh()
 
     def refresh(self) -> None:
@@ -131,8 +195,17 @@ class TargetsWidget(QGroupBox):
                 changed = True
                 self._errors[name] = None
                 mark(edit, None, TIPS[name])
-        idx = self.neighbouring.findData(self._doc.neighbouring)
+        idx = self.neighbouring.findData(getattr(self._doc.neighbouring, "value", self._doc.neighbouring))
         self.neighbouring.setCurrentIndex(max(idx, 0))
+        k = self._doc.group_size
+        if self._group_shown != k:  # like the fields above: typing is never overwritten
+            self._group_shown = k
+            if not same_value(self.group.text(), k):
+                self.group.setText(str(k))
+            if self._group_error is not None:
+                changed = True
+                self._group_error = None
+                mark(self.group, None, GROUP_TIP)
         self.error_label.show_error(self.error())
         if changed:
             self.validity_changed.emit()

@@ -1,7 +1,7 @@
 """Undo/redo: every edit of the document is a QUndoCommand pushed through ``Editor``.
 
 The commands only call the document's own mutation methods (insert, remove, replace, move,
-set_targets), so the document stays the single source of truth and its events drive the
+set_targets, set_relation), so the document stays the single source of truth and its events drive the
 views. Consecutive edits of one field (typing ``1``, ``1.``, ``1.5``) merge into one step
 when they carry the same ``merge_key``.
 
@@ -19,6 +19,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import QLineEdit
 
+from ..accounting.kinds.base import Neighbouring, Relation, check_group_size
 from ..document.model import Document, RowSpec, Targets
 
 _MERGE_ID = 0x70726
@@ -122,6 +123,28 @@ class SetTargets(_Command):
         return True
 
 
+class SetRelation(_Command):
+    """The neighbouring relation and the group size (records per person)."""
+
+    def __init__(self, doc: Document, neighbouring: str, group_size: int, text: str,
+                 merge_key: object = None) -> None:
+        super().__init__(doc, text, merge_key)
+        self.old = (doc.neighbouring, doc.group_size)
+        self.new = (neighbouring, group_size)
+
+    def redo(self) -> None:
+        self.doc.set_relation(*self.new)
+
+    def undo(self) -> None:
+        self.doc.set_relation(*self.old)
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, SetRelation) or other.merge_key != self.merge_key:
+            return False
+        self.new = other.new
+        return True
+
+
 class Editor:
     """The one way the GUI changes the document: each call pushes an undoable command."""
 
@@ -158,6 +181,19 @@ class Editor:
         if targets == self.doc.targets:
             return False
         self.stack.push(SetTargets(self.doc, targets, "Change targets", merge_key))
+        return True
+
+    def set_relation(self, neighbouring: str | None = None, group_size: int | None = None,
+                     merge_key: object = None) -> bool:
+        """Change the neighbouring relation and/or the group size (None keeps the document's);
+        raises ValueError (naming the field) for a value the document refuses."""
+        new = (self.doc.neighbouring if neighbouring is None else neighbouring,
+               self.doc.group_size if group_size is None else group_size)
+        Relation(new[0], check_group_size(new[1]))  # refuse before anything is pushed
+        new = (Neighbouring.parse(new[0]).value, int(new[1]))
+        if new == (self.doc.neighbouring, self.doc.group_size):
+            return False
+        self.stack.push(SetRelation(self.doc, *new, "Change who is protected", merge_key))
         return True
 
 

@@ -6,7 +6,7 @@ import threading
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from PySide6.QtWidgets import QComboBox, QDialogButtonBox, QLabel
+from PySide6.QtWidgets import QComboBox, QDialogButtonBox
 
 from prvgui.accounting.view_model import Cancelled, Request
 from prvgui.document.model import Document, RowSpec
@@ -75,7 +75,9 @@ def test_dpsgd_dialog_shows_the_steps_and_builds_a_row(qtbot):
     assert row.kind == "subsampled_gaussian" and row.count == 14063
     assert row.params["sampling_rate"] == 256 / 60000 and row.params["sigma"] == 1.1
     assert "14\u202f063" in dialog.summary.text()
-    assert any("Poisson sampling" in label.text() for label in dialog.findChildren(QLabel))
+    # the sampling scheme is asked for, Poisson unless the row says otherwise
+    assert dialog.scheme() == "poisson" and dialog.scheme_buttons["poisson"].isChecked()
+    assert "probability B / N" in dialog.scheme_buttons["poisson"].text()
     ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
     assert ok.isEnabled() and ok.text() == "Apply to row 1"
     dialog.fields["batch"].setText("70000")

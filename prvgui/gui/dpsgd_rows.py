@@ -1,0 +1,240 @@
+"""DP-SGD rows from how training runs: dataset size N, batch size B, epochs, noise, and how the
+batches are formed (no Qt; the DP-SGD helper dialog, dpsgd_helper.py, shows and applies them).
+
+* Poisson: each record joins each step independently with probability q = B / N (B is the
+  expected batch size); ``epochs`` passes take ⌈epochs / q⌉ steps. A subsampled Gaussian row.
+* Fixed size: each step a uniformly random batch of exactly B records; same q and steps. A
+  subsampled Gaussian row with ``sampling = fixed_size``, defined under replace-one
+  neighbouring only (``scheme_relation``).
+* Shuffled: each epoch a fresh random permutation split into T = ⌈N / B⌉ batches. A shuffled
+  Gaussian row with ``batches_per_epoch = T`` and ``count = epochs`` (whole epochs).
+
+Schedule arithmetic only: the privacy numbers come from the engine (``scheme_request`` is the
+request the helper sends to ``view_model.compute``). The step-count rounding tolerates
+floating-point noise so that 1 epoch at q = 0.1 gives 10 steps, not 11.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from ..accounting.kinds.base import Relation
+from ..accounting.kinds.shuffled_gaussian import MAX_BATCHES, ShuffledGaussian
+from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT
+from ..accounting.validate import check_number
+from ..accounting.view_model import Request
+from ..document.model import RowSpec, Targets
+from .fmt import fmt, fmt_bound, fmt_value
+from .tasks import failure_text
+
+MAX_DATASET = 10**12
+SHUFFLED_KIND = ShuffledGaussian.kind
+#: the kinds the helper fills in (opened on such a row it starts from it and replaces it)
+HELPER_KINDS = (DPSGD_KIND, SHUFFLED_KIND)
+SCHEMES = ("poisson", "fixed_size", "shuffled")
+SCHEME_TITLES = {"poisson": "Poisson", "fixed_size": "Fixed size", "shuffled": "Shuffled"}
+SCHEME_TEXT = {
+    "poisson": "Poisson: each record joins each step with probability B / N",
+    "fixed_size": "Fixed size: each step a random batch of exactly B records",
+    "shuffled": "Shuffled: each epoch a fresh permutation, split into batches of B",
+}
+SCHEME_TIPS = {
+    "poisson": "Opacus' default and what DP-SGD accounting usually assumes. The row: a subsampled "
+               "Gaussian with q = B / N, ⌈epochs / q⌉ steps.",
+    "fixed_size": "Sampling without replacement at each step (e.g. a random sampler with a fixed batch "
+                  "size). The row: a subsampled Gaussian with fixed-size batches, q = B / N, "
+                  "⌈epochs / q⌉ steps. Defined under replace-one neighbouring only.",
+    "shuffled": "What most training loops do (shuffle, then iterate over the batches). The row: a "
+                "shuffled Gaussian with ⌈N / B⌉ batches per epoch and the epochs as its count. No tight "
+                "accountant exists: prvgui reports a proven lower bound and a certified upper bound.",
+}
+
+
+def _whole(name: str, value: object, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value != int(value) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be a whole number in [{lo}, {hi}], got {value!r}")
+    return int(value)
+
+
+def dpsgd_schedule(dataset_size: object, batch_size: object, epochs: object) -> tuple[float, int]:
+    """(sampling rate q, number of steps) for DP-SGD with Poisson or fixed-size batches.
+
+    Raises ValueError naming the bad field.
+    """
+    n = _whole("dataset size", dataset_size, 1, MAX_DATASET)
+    b = _whole("batch size", batch_size, 1, n)
+    epochs = check_number("epochs", epochs, 0.0, lo_open=True)
+    q = b / n
+    exact = epochs / q
+    steps = max(1, math.ceil(exact - 1e-9 * max(1.0, exact)))
+    if steps > MAX_COUNT:
+        raise ValueError(f"epochs × dataset size / batch size gives {steps} steps (limit {MAX_COUNT})")
+    return q, steps
+
+
+def shuffled_schedule(dataset_size: object, batch_size: object, epochs: object) -> tuple[int, int]:
+    """(batches per epoch T = ⌈N / B⌉, epochs) for DP-SGD with shuffled batches; the epochs are
+    the row's count, so they must be whole. Raises ValueError naming the bad field."""
+    n = _whole("dataset size", dataset_size, 1, MAX_DATASET)
+    b = _whole("batch size", batch_size, 1, n)
+    check_number("epochs", epochs, 0.0, lo_open=True)
+    if epochs != int(epochs):  # type: ignore[arg-type]
+        raise ValueError(f"epochs must be a whole number for shuffled batches (the row counts epochs), "
+                         f"got {epochs!r}")
+    e = _whole("epochs", epochs, 1, MAX_COUNT)
+    t = -(-n // b)
+    if t > MAX_BATCHES:
+        raise ValueError(f"dataset size / batch size gives {t} batches per epoch (limit {MAX_BATCHES})")
+    return t, e
+
+
+def dpsgd_row(scheme: str, values: dict, sensitivity: object = 1.0) -> RowSpec:
+    """The row for one way of forming batches; raises ValueError naming the bad field."""
+    n, b, epochs, sigma = (values.get(k) for k in ("dataset", "batch", "epochs", "sigma"))
+    what = "" if scheme == "poisson" else f", {SCHEME_TITLES[scheme].lower()}"
+    label = f"DP-SGD{what}: N={fmt_value(n)}, batch {fmt_value(b)}, {fmt(epochs, 6)} epochs"
+    if scheme == "shuffled":
+        t, e = shuffled_schedule(n, b, epochs)
+        row = RowSpec(SHUFFLED_KIND, {"sigma": sigma, "batches_per_epoch": t, "sensitivity": sensitivity},
+                      e, label)
+    elif scheme in ("poisson", "fixed_size"):
+        q, steps = dpsgd_schedule(n, b, epochs)
+        params = {"sigma": sigma, "sampling_rate": q, "sensitivity": sensitivity}
+        if scheme == "fixed_size":
+            params["sampling"] = "fixed_size"
+        row = RowSpec(DPSGD_KIND, params, steps, label)
+    else:
+        raise ValueError(f"batches must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+    err = row.error()
+    if err:
+        raise ValueError(err)
+    return row
+
+
+def scheme_relation(scheme: str, neighbouring: str, group_size: int) -> Relation:
+    """The relation a row of ``scheme`` is accounted under once applied: fixed-size batches
+    need replace-one; the others keep the document's neighbouring."""
+    return Relation("replace_one" if scheme == "fixed_size" else neighbouring, group_size)
+
+
+def scheme_request(row: RowSpec, relation: Relation, targets: Targets) -> Request:
+    """The engine request for the ε of one training row alone (no curves)."""
+    return Request((row.to_row(),), targets.delta, None, targets.eps_error, relation.neighbouring.value,
+                   relation.group_size, profile_points=0, tradeoff_points=0, steps_row=None,
+                   want_pld=False)
+
+
+def _gives(values: dict, q: float, count: int) -> bool:
+    try:
+        return dpsgd_schedule(values.get("dataset"), values.get("batch"), values.get("epochs")) == (q, count)
+    except (ValueError, TypeError):
+        return False
+
+
+def settings_for_row(q: object, count: object, remembered: dict) -> dict | None:
+    """Dataset size, batch size and epochs that give exactly the row's sampling rate ``q`` and
+    ``count``: the remembered ones if they do, else the remembered dataset size with the batch size
+    that gives q, else q as a fraction B / N; each with the roundest epochs that give ``count``.
+    None if no such values exist (e.g. q or count is invalid)."""
+    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q <= 1 \
+            or isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        return None
+    q = float(q)
+    if _gives(remembered, q, count):
+        return {k: remembered[k] for k in ("dataset", "batch", "epochs")}
+    pairs = []
+    n = remembered.get("dataset")
+    if isinstance(n, (int, float)) and math.isfinite(n) and 1 <= n <= MAX_DATASET and n == int(n):
+        pairs.append((int(n), round(n * q)))
+    frac = Fraction(q).limit_denominator(MAX_DATASET)
+    pairs.append((frac.denominator, frac.numerator))
+    for n, b in pairs:
+        if b < 1 or b > n or b / n != q:
+            continue
+        exact = count * b / n
+        for digits in range(16):  # the roundest epochs that still give count steps
+            values = {"dataset": n, "batch": b, "epochs": round(exact, digits)}
+            if _gives(values, q, count):
+                return values
+    return None
+
+
+def settings_for_shuffled(batches: object, count: object, remembered: dict) -> dict | None:
+    """Dataset size, batch size and epochs that give a shuffled row's batches per epoch and
+    count (= epochs): the remembered ones if they do, else the remembered dataset size with
+    the batch size that gives T batches, else T batches of the remembered (or 256) records."""
+    if isinstance(batches, bool) or not isinstance(batches, int) or not 1 <= batches <= MAX_BATCHES \
+            or isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        return None
+
+    def gives(n, b) -> bool:
+        try:
+            return shuffled_schedule(n, b, count) == (batches, count)
+        except (ValueError, TypeError):
+            return False
+
+    n, b = remembered.get("dataset"), remembered.get("batch")
+    if gives(n, b):
+        return {"dataset": n, "batch": b, "epochs": count}
+    if isinstance(n, (int, float)) and math.isfinite(n) and 1 <= n <= MAX_DATASET and n == int(n):
+        b2 = -(-int(n) // batches)
+        if gives(int(n), b2):
+            return {"dataset": int(n), "batch": b2, "epochs": count}
+    b = b if isinstance(b, (int, float)) and math.isfinite(b) and 1 <= b == int(b) else 256
+    if gives(int(b) * batches, int(b)):
+        return {"dataset": int(b) * batches, "batch": int(b), "epochs": count}
+    return None
+
+
+def initial_for_row(row: RowSpec | None, remembered: dict, group_size: int = 1) -> dict:
+    """The helper's starting values: the remembered ones, overridden by what the row says (its
+    scheme, N / B / epochs that give its schedule, its σ and sensitivity)."""
+    initial = {k: v for k, v in remembered.items() if v is not None}
+    if group_size > 1:
+        initial["group_size"] = group_size
+    if row is None or row.kind not in HELPER_KINDS:
+        return initial
+    p = row.params
+    if row.kind == SHUFFLED_KIND:
+        initial["scheme"] = "shuffled"
+        initial.update(settings_for_shuffled(p.get("batches_per_epoch"), row.count, initial) or {})
+    else:
+        initial["scheme"] = "fixed_size" if p.get("sampling") == "fixed_size" else "poisson"
+        initial.update(settings_for_row(p.get("sampling_rate"), row.count, initial) or {})
+    if isinstance(p.get("sigma"), (int, float)):
+        initial["sigma"] = p["sigma"]
+    if isinstance(p.get("sensitivity"), (int, float)):
+        initial["sensitivity"] = p["sensitivity"]
+    return initial
+
+
+def merged_row(old: RowSpec, new: RowSpec) -> RowSpec:
+    """The helper's row put into an existing helper row: the row's clipping norm (sensitivity)
+    and its own label stay; a label the helper wrote is replaced."""
+    label = new.label if not old.label or old.label.startswith("DP-SGD") else old.label
+    params = dict(new.params)
+    if "sensitivity" in old.params:
+        params["sensitivity"] = old.params["sensitivity"]
+    if old.kind == new.kind and "sampling" in old.params and "sampling" not in params:
+        params["sampling"] = "poisson"  # the row said so explicitly: keep saying it
+    return RowSpec(new.kind, params, new.count, label)
+
+
+def outcome_text(scheme: str, result) -> str:
+    """A scheme's cell: the certified upper bound on ε (Shuffled: between the proven lower bound
+    and it)."""
+    best = getattr(result, "certified_upper", None)
+    upper = best.value if best is not None else result.epsilon.upper
+    at_least = getattr(result, "epsilon_at_least", None)
+    if at_least is not None:
+        return f"between {fmt_bound(at_least, up=False)} and {fmt_bound(upper)}"
+    return f"≤ {fmt_bound(upper)}"
+
+
+def unavailable_text(exc: object) -> tuple[str, str]:
+    """(cell text, tooltip) for a scheme the engine could not compute."""
+    if isinstance(exc, ImportError):  # an engine module this build lacks (e.g. mixture, shuffle)
+        return "not available in this version of prvgui", f"The engine could not load a module: {exc}"
+    text = failure_text(exc)
+    return f"could not compute: {text}", text
