@@ -109,7 +109,7 @@ def bounded_range_prv(eps: float) -> PRV:
         t = np.clip(np.asarray(t, dtype=float), -e, e)
         return -np.expm1((t - e) / 2) / norm
 
-    median = e + 2.0 * (math.log1p(low) - math.log(2.0))
+    median = e + 2.0 * math.log1p(0.5 * math.expm1(-e))  # e + 2 log((1 + e^-eps) / 2)
     mean = bounded_range_mean(e)
     return PRV((), 0.0, Continuous(-e, e, 1.0, cdf, sf, median), mean, 1e-14 * mean)
 
