@@ -44,16 +44,18 @@ from typing import Sequence
 from .prv import PRV, point_mass
 from .validate import check_number
 
-__all__ = ["MAX_POINTS", "check_points", "profile_prv", "profile_delta"]
+__all__ = ["MAX_POINTS", "EPS_MAX", "check_points", "profile_prv", "profile_delta"]
 
 #: the most points a profile may have (the exact construction is linear in them, after a sort)
 MAX_POINTS = 20_000
+#: the largest epsilon of a point (e^eps must be a float)
+EPS_MAX = 700.0
 
 
 def check_points(points: object, name: str = "points") -> tuple[tuple[float, float], ...]:
     """Untrusted (eps, delta) points, validated, as a tuple sorted by eps.
 
-    Each point is a pair of finite numbers with eps >= 0 and delta in [0, 1]; the eps values
+    Each point is a pair of finite numbers with eps in [0, EPS_MAX] and delta in [0, 1]; the eps values
     are distinct; and delta does not increase with eps (a privacy profile is non-increasing:
     a point that breaks this is most likely a typing error, e.g. the two columns swapped).
     Messages name the field and show the bad value."""
@@ -67,7 +69,7 @@ def check_points(points: object, name: str = "points") -> tuple[tuple[float, flo
     for i, p in enumerate(points):
         if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != 2:
             raise ValueError(f"{name}[{i}] must be a pair [epsilon, delta], got {p!r}")
-        eps = check_number(f"{name}[{i}] epsilon", p[0], 0.0)
+        eps = check_number(f"{name}[{i}] epsilon", p[0], 0.0, EPS_MAX)
         delta = check_number(f"{name}[{i}] delta", p[1], 0.0, 1.0)
         out.append((eps, delta))
     out.sort()

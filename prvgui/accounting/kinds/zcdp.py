@@ -66,20 +66,21 @@ def cks_delta(rho: float, xi: float, eps: np.ndarray) -> np.ndarray:
     lo = np.full(u.shape, -700.0)
     hi = np.log(np.maximum(1.0, (np.abs(u) + 1.0) / rho))  # there the derivative is > 0
 
-    def slope(s: np.ndarray) -> np.ndarray:
-        a1 = np.exp(s)
-        return (2.0 * a1 + 1.0) * rho - u + s - np.log1p(a1)
+    def slope(s: np.ndarray) -> np.ndarray:  # log(1 - 1/a) = -log1p(1 / (a - 1))
+        return (2.0 * np.exp(s) + 1.0) * rho - u - np.log1p(np.exp(-s))
 
     at_one = slope(lo) >= 0  # the infimum is the limit a -> 1: delta = 1
     for _ in range(80):
         mid = 0.5 * (lo + hi)
         neg = slope(mid) < 0
         lo, hi = np.where(neg, mid, lo), np.where(neg, hi, mid)
-    a1 = np.exp(hi)
-    terms = np.stack([a1 * (1.0 + a1) * rho, -a1 * u, -np.log1p(a1), a1 * hi, -a1 * np.log1p(a1)])
+    a1 = np.exp(hi)  # a - 1
+    # log of the bracket: (a - 1)(a rho - u) - log a + (a - 1) log(1 - 1/a), each term accurate
+    terms = np.stack([a1 * (1.0 + a1) * rho, -a1 * u, -np.log1p(a1), -a1 * np.log1p(np.exp(-hi))])
     log_d = terms.sum(axis=0)
     log_d += 32 * _U * np.abs(terms).sum(axis=0)  # each term to a few ulps, and the sum
-    d = np.minimum(1.0, np.exp(np.minimum(log_d, 0.0)) * (1 + 8 * _U))
+    # (below 1e-300 the value is 1e-300: still an upper bound, never an underflow to 0)
+    d = np.clip(np.exp(np.minimum(log_d, 0.0)) * (1 + 8 * _U), 1e-300, 1.0)
     return np.where(at_one, 1.0, d)
 
 
