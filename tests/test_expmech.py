@@ -234,3 +234,19 @@ def test_large_counts_the_zcdp_bound_takes_over_in_the_certified_number():
     best = best_upper(b.upper, comps)
     assert best.by == "rdp" and best.value < b.upper
     assert best.value >= t_pair_epsilon(0.1, 0.05, 1000, 1e-6)
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0])
+@pytest.mark.parametrize("k", [1, 10, 100])
+def test_the_certified_number_is_at_most_randomized_response(eps, k):
+    """The number to publish (the smallest valid bound: the pair's upper end, RDP, basic
+    composition's k eps) is at most KOV's exact epsilon for eps randomized response; for one run
+    that is eps itself (basic composition), above it the pair or RDP is below."""
+    from prvgui.accounting.certified import best_upper
+    from prvgui.accounting.comparisons import compare_epsilon
+    rows = [Row(ExponentialMechanism(eps), k)]
+    best = best_upper(Accountant(rows).epsilon(1e-6).upper, compare_epsilon(rows, 1e-6))
+    rr = ref.rr_kfold_epsilon(eps, k, 1e-6)
+    assert best.value <= rr * (1 + 1e-12)
+    if k > 1:
+        assert best.value < 0.92 * rr

@@ -128,6 +128,21 @@ def test_xi_beside_rho_against_randomized_response_and_a_gaussian():
         assert exact <= acc.delta(e).upper
 
 
+def test_the_gaussian_with_the_same_rho_does_not_dominate():
+    """Randomized response at sqrt(2 rho) is rho-zCDP (its Renyi divergence, in mpmath, is at most
+    rho a) yet its delta(0) exceeds the Gaussian's with mu^2/2 = rho; the zcdp pair covers both."""
+    rho = 0.5
+    e0 = mp.sqrt(2 * mp.mpf(rho))
+    p = 1 / (1 + mp.exp(-e0))
+    for a in (1.5, 2, 5, 20, 100):
+        a = mp.mpf(a)
+        d = mp.log(p ** a * (1 - p) ** (1 - a) + (1 - p) ** a * p ** (1 - a)) / (a - 1)
+        assert d <= rho * a
+    rr0, g0 = float(mp.tanh(e0 / 2)), ref.gaussian_delta(float(e0), 0.0)
+    assert rr0 > g0 + 0.05
+    assert zcdp_prv(rho, 0.0).delta(0.0) >= rr0
+
+
 def test_relations_groups_and_the_attack_pair():
     m = ZCDP(0.1)
     assert m.under(Relation("replace_one")) == m
