@@ -37,7 +37,10 @@ What that claims (and what it does not):
   exponential mechanism).
 * Never below a concrete BR pair's composition (it dominates every t-pair) and never above
   eps randomized response's (every eps-BR pair is eps-DP, so the RR pair dominates this one;
-  strictly below it: delta(0) = tanh(eps/4) against tanh(eps/2)).
+  strictly below it: delta(0) = tanh(eps/4) against tanh(eps/2)). The certified upper end adds
+  the certificate's width, so for one run at small delta (where the pair's epsilon is within
+  ~2 sqrt(delta) of eps) it can pass RR's exact value; basic composition's k eps, a comparison
+  the certified number also takes, then caps it.
 * Not the optimum for k > 1 runs. DDR20 characterise the optimal delta(e') for NON-adaptive
   composition of k eps-BR mechanisms through the compositions of k t-pairs (a maximum over t),
   and show that ADAPTIVELY chosen BR mechanisms can do strictly worse (the "cost of
