@@ -39,7 +39,8 @@ class TPair:
     def __init__(self, eps, t, k):
         eps, t = mp.mpf(eps), mp.mpf(t)
         p = -mp.expm1(-t) / -mp.expm1(-eps)
-        self.terms = [(j * eps - k * t, mp.binomial(k, j) * p ** j * (1 - p) ** (k - j)) for j in range(k + 1)]
+        self.terms = [(j * eps - k * t, mp.binomial(k, j) * p ** j * (1 - p) ** (k - j))
+                      for j in range(k + 1)]
         self.top = k * eps
 
     def delta(self, e):

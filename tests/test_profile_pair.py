@@ -49,7 +49,8 @@ GAUSS = [(float(e), ref.gaussian_delta(1.0, float(e))) for e in np.linspace(0, 6
 ALPHA = np.linspace(0, 1, 401)
 
 
-@pytest.mark.parametrize("eps,delta", [(0.0, 0.0), (0.5, 0.0), (1.0, 1e-6), (0.3, 0.2), (0.0, 0.3), (4.0, 1e-12)])
+@pytest.mark.parametrize("eps,delta", [(0.0, 0.0), (0.5, 0.0), (1.0, 1e-6), (0.3, 0.2), (0.0, 0.3),
+                                       (4.0, 1e-12)])
 def test_one_point_is_the_approximate_dp_pair(eps, delta):
     got, want = profile_prv([(eps, delta)]), approx_dp_prv(eps, delta)
     assert got.inf_mass == want.inf_mass
@@ -133,7 +134,8 @@ def test_any_valid_points_give_a_pair_that_satisfies_them(points):
 
 @pytest.mark.parametrize("bad,text", [
     ([], "at least one"), ("0.5,1e-5", "list of"), (None, "list of"), (3.0, "list of"),
-    ([(0.5,)], r"points\[0\] must be a pair"), ([(0.5, 1e-5, 1)], "must be a pair"), (["ab"], "must be a pair"),
+    ([(0.5,)], r"points\[0\] must be a pair"), ([(0.5, 1e-5, 1)], "must be a pair"),
+    (["ab"], "must be a pair"),
     ([(math.nan, 1e-5)], "epsilon must be a finite number"), ([(1.0, math.inf)], "delta must be a finite"),
     ([(-0.1, 1e-5)], r"epsilon must be in \[0, 700\]"), ([(0.1, 1.5)], r"delta must be in \[0, 1\]"),
     ([(0.1, -1e-9)], r"delta must be in \[0, 1\]"), ([("0.1", 1e-5)], "epsilon must be a number"),

@@ -49,7 +49,8 @@ def cks_epsilon(rho, xi, delta):
     return float(hi)
 
 
-@pytest.mark.parametrize("rho,xi", [(0.1, 0.0), (1e-4, 0.0), (2.0, 0.0), (0.05, 0.5), (50.0, 3.0), (1e-12, 0.2)])
+@pytest.mark.parametrize("rho,xi", [(0.1, 0.0), (1e-4, 0.0), (2.0, 0.0), (0.05, 0.5), (50.0, 3.0),
+                                    (1e-12, 0.2)])
 def test_the_conversion_is_an_upper_bound_within_rounding(rho, xi):
     eps = np.concatenate([np.linspace(0, xi + rho + 6 * math.sqrt(rho) + 1, 23), [xi / 2, xi]])
     got = cks_delta(rho, xi, eps)
@@ -123,8 +124,8 @@ def test_xi_beside_rho_against_randomized_response_and_a_gaussian():
     mu, p = math.sqrt(2 * rho * k), 1 / (1 + math.exp(-xi))
     acc = Accountant([Row(ZCDP(rho, xi), k)], 0.01)
     for e in (0.5, 1.5, 2.5):
-        exact = math.fsum(math.comb(k, j) * p ** j * (1 - p) ** (k - j) * ref.gaussian_delta(mu, e - xi * (2 * j - k))
-                          for j in range(k + 1))
+        exact = math.fsum(math.comb(k, j) * p ** j * (1 - p) ** (k - j)
+                          * ref.gaussian_delta(mu, e - xi * (2 * j - k)) for j in range(k + 1))
         assert exact <= acc.delta(e).upper
 
 
@@ -177,7 +178,8 @@ def test_extreme_parameters_never_fail_open(rho, xi):
                                          ({"rho": -1.0}, r"rho must be in \(0, 10000\]"),
                                          ({"rho": math.inf}, "rho must be a finite"),
                                          ({"rho": math.nan}, "rho must be a finite"),
-                                         ({"rho": "0.1"}, "rho must be a number"), ({"rho": True}, "rho must be a number"),
+                                         ({"rho": "0.1"}, "rho must be a number"),
+                                         ({"rho": True}, "rho must be a number"),
                                          ({"rho": 1e5}, r"rho must be in \(0, 10000\]"),
                                          ({"rho": 0.1, "xi": -0.1}, "xi must be"),
                                          ({"rho": 0.1, "xi": math.nan}, "xi must be a finite"),

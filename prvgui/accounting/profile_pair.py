@@ -5,17 +5,18 @@ neighbouring pair) is f-DP for the tradeoff function those points imply,
 
     f(a) = max_i max(0, 1 - delta_i - e^{eps_i} a, e^{-eps_i} (1 - delta_i - a)),   a in [0, 1]
 
-(Dong, Roth, Su 2019, "Gaussian differential privacy", Prop. 2.5 and Cor. 2.13: (eps, delta)-DP
-is f_{eps, delta}-DP, and satisfying several of them is satisfying their maximum). f is convex,
-continuous, non-increasing and symmetric (f = f^-1), so it is the tradeoff function of a pair of
-distributions (ibid., Prop. 2.2); because f is piecewise linear with slopes -e^{+-eps_i} (and 0),
+(Dong, Roth, Su 2019, "Gaussian differential privacy", Sec. 2: (eps, delta)-DP is
+f_{eps, delta}-DP, and satisfying several of them is satisfying their maximum). f is convex,
+continuous, non-increasing, at most 1 - a and symmetric (f = f^-1), so it is the tradeoff
+function of a pair of distributions (ibid., Sec. 2, the characterisation of tradeoff functions);
+because f is piecewise linear with slopes -e^{+-eps_i} (and 0),
 that pair is discrete: its privacy loss takes the values +-eps_i, plus +infinity under P with
 probability 1 - f(0) = min_i delta_i (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, "Connect the
 dots", PETS 2022, Sec. 3; Zhu, Dong, Wang, "Optimal accounting of differential privacy via
 characteristic function", AISTATS 2022, Sec. 3: every tradeoff function has a dominating pair).
 Every pair satisfying all the points is a post-processing of it (its tradeoff is >= f), so its
 k-fold composition, adaptive or not and with any other rows, is an upper bound on the truth
-(Dong, Roth, Su 2019, Thm 3.2). That makes it the least pair one may compose for a mechanism
+(Dong, Roth, Su 2019, Sec. 3, their composition theorem). That makes it the least pair one may compose for a mechanism
 known only through these points.
 
 Its privacy profile: at each eps_i it is delta_i exactly when the point is not implied by the
@@ -28,8 +29,8 @@ Construction (exact). The part of f left of its fixed point a* = f(a*) has slope
 the upper envelope of the lines L_i(a) = 1 - delta_i - x_i a, x_i = e^{eps_i}; the part right of
 a* is its mirror image. A segment of L_j over [a_l, a_r] (left of a*) is an outcome with
 Q-probability q = a_r - a_l and P-probability x_j q: a loss eps_j; its mirror is an outcome with
-P-probability q and loss -eps_j. The envelope, a* and the segment lengths are computed in exact
-rational arithmetic from the floats delta_i and x_i, where x_i is e^{eps_i} rounded UP (so each
+P-probability q and loss -eps_j. The envelope, a* and the segment lengths are computed exactly,
+in integers (the floats delta_i and x_i times fixed powers of two), where x_i is e^{eps_i} rounded UP (so each
 line lies at or below the true one and f at or below the true f: the pair can only be less
 private), and each mass is rounded once to the nearest float (half an ulp, well inside the
 accuracy ``discretize.mass_rounding`` assumes of atoms). The positive losses are reported at
@@ -39,7 +40,6 @@ pair's, so delta can only grow.
 from __future__ import annotations
 
 import math
-from typing import Sequence
 
 from .prv import PRV, point_mass
 from .validate import check_number

@@ -1,6 +1,7 @@
 """Any eps-bounded-range selection: the exponential mechanism, report-noisy-max with Gumbel noise.
 
-eps-bounded range (Durfee, Rogers 2019, Def. 3.1): on every pair of neighbouring datasets the
+eps-bounded range (Durfee, Rogers, "Practical differentially private top-k selection with
+pay-what-you-get composition", NeurIPS 2019): on every pair of neighbouring datasets the
 privacy loss log(P(y) / Q(y)) lies in an interval [-t, eps - t] of width eps (t may depend on
 the pair, and t lies in [0, eps] since the loss must take both signs). The exponential mechanism
 sampling y with probability proportional to exp(eps u(y) / (2 Delta_u)) is eps-BR (ibid.; seed
@@ -32,7 +33,7 @@ What that claims (and what it does not):
 
 * Adaptive composition, with any other rows: each run, given everything before it, has an
   eps-BR pair, which is a post-processing of this one; so the composition of these pairs is an
-  upper bound on the truth (Dong, Roth, Su 2019, Thm 3.2). One run (count 1): exactly the
+  upper bound on the truth (Dong, Roth, Su 2019, Sec. 3, composition). One run (count 1): exactly the
   worst case over all eps-BR mechanisms, at every e' (each t-pair is the two-candidate
   exponential mechanism).
 * Never below a concrete BR pair's composition (it dominates every t-pair) and never above

@@ -1,7 +1,8 @@
 """A mechanism known only to be (xi, rho)-zCDP, through its (eps, delta) profile and the least
 pair that realises it.
 
-(xi, rho)-zCDP (Bun, Steinke 2016, Def. 1.1) bounds every Renyi divergence between the outputs on
+(xi, rho)-zCDP (Bun, Steinke 2016, "Concentrated differential privacy: simplifications,
+extensions, and lower bounds") bounds every Renyi divergence between the outputs on
 neighbouring datasets, D_a <= xi + rho a for all a > 1 (so its RDP curve is exactly that; rho-zCDP
 is xi = 0). The best (eps, delta) it implies from one order a is (Canonne, Kamath, Steinke 2020,
 "The discrete Gaussian for differential privacy", Prop. 12 / Cor. 13)
@@ -15,8 +16,8 @@ at the a found is evaluated with its rounding error added (never less than the t
 
 A rho-zCDP mechanism is NOT always dominated by the Gaussian with the same rho (the Gaussian
 realises D_a = rho a at every order, but other rho-zCDP pairs have larger hockey-stick
-divergences at some eps: randomized response at sqrt(2 rho) is rho-zCDP, Bun, Steinke 2016,
-Prop. 3.3, and its delta(0) = tanh(sqrt(rho / 2)) exceeds the Gaussian's), so we do not use the
+divergences at some eps: randomized response at sqrt(2 rho) is rho-zCDP, since eps-DP is
+eps^2/2-zCDP, Bun, Steinke 2016, and its delta(0) = tanh(sqrt(rho / 2)) exceeds the Gaussian's), so we do not use the
 Gaussian. We sample the profile above at points
 eps_i, refined until the chord (linear in e^eps) between neighbours is within a relative 1e-3 of
 the profile at the midpoint, and compose the least pair satisfying all the points
@@ -24,12 +25,12 @@ the profile at the midpoint, and compose the least pair satisfying all the point
 zCDP pair satisfies every sampled point (each delta_i is at least the bound), hence is a
 post-processing of that pair; so under adaptive composition, and with any other rows, the
 composition of these pairs is at least the truth for EVERY (xi, rho)-zCDP mechanism, worst case
-included (Dong, Roth, Su 2019, Thm 3.2). For one run its delta is the conversion at every point
+included (Dong, Roth, Su 2019, Sec. 3, composition). For one run its delta is the conversion at every point
 that binds, the chord between them, and a little below the conversion near eps = 0 (the first
 few points are implied by the others: for a symmetric pair, (eps, delta) at eps > 0 bounds the
 total variation below the conversion's delta(0); tighter, and valid). For k >= 2 runs the
 composed pairs came out ABOVE the conversion of the composed guarantee k rho (zCDP composes by
-adding rho and xi; Bun, Steinke 2016, Lemma 2.3) in every case we measured (rho 0.1, two runs,
+adding rho and xi; Bun, Steinke 2016) in every case we measured (rho 0.1, two runs,
 delta 1e-6: 3.26 against 3.13; rho 0.01, ten runs: 2.53 against 2.14): a pair per run cannot
 carry the zCDP structure across runs. Both are valid upper bounds; the RDP comparison (``rdp``)
 reports the latter and the certified number is the smaller one. The profile's points stop where
@@ -39,7 +40,7 @@ RDP comparison then gives the number). rho below 1e-12 is accounted as 1e-12 (a 
 weaker guarantee: never less private).
 
 Neighbouring relations: rho and xi are stated for the relation chosen (the same pair). A group
-of k records: rho-zCDP gives k^2 rho-zCDP (Bun, Steinke 2016, Prop. 1.9); with xi > 0 we have no
+of k records: rho-zCDP gives k^2 rho-zCDP (Bun, Steinke 2016, group privacy); with xi > 0 we have no
 group bound and say so. The pair is an upper bound only (``tight`` False): for a proven lower
 bound, ``attack_pair`` is the Gaussian mechanism with rho = mu^2 / 2, which is rho-zCDP.
 """
@@ -148,7 +149,7 @@ class ZCDP(Mechanism):
 
     def under(self, relation: Relation) -> "ZCDP":
         """rho and xi are stated for the relation chosen: the same pair. A group of k records:
-        k^2 rho-zCDP (Bun, Steinke 2016, Prop. 1.9), for xi = 0 only."""
+        k^2 rho-zCDP (Bun, Steinke 2016, group privacy), for xi = 0 only."""
         k = relation.group_size
         if k == 1:
             return self
