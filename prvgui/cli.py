@@ -117,7 +117,7 @@ def _query(args, want_eps: bool) -> int:
     best = best_upper(b.upper, comps, want_eps)
     asked, given = ("epsilon", "delta") if want_eps else ("delta", "epsilon")
     at_least = None
-    if want_eps and bracket.has_untight(rows):  # shuffled batches: a proven lower bound too
+    if want_eps and bracket.has_untight(rows):  # pairs that are upper bounds: a proven lower bound too
         at_least = bracket.epsilon_at_least(rows, x, acc.relation, err)
     if args.json:
         out = {asked: b.as_dict(), given: x, "eps_error": err, "certified_upper": best.as_dict(),
@@ -135,10 +135,10 @@ def _query(args, want_eps: bool) -> int:
     print(f"  PRV estimate  {show(b.estimate) if math.isfinite(b.upper) else 'n/a (the bracket is unbounded)'}")
     print(f"  PRV upper     {show(b.upper)}")
     if at_least is not None:
-        from .accounting.view_model import shuffled_note
+        from .accounting.view_model import untight_note
         poisson = bracket.poisson_contrast(rows, x, acc.relation, err)
-        print(f"  proven lower  {_fmt(at_least)}   (attack on shuffled batches; the truth is at least this)")
-        print(f"  note: {shuffled_note(at_least, best.value, poisson)}")
+        print(f"  proven lower  {_fmt(at_least)}   (a concrete attack; the truth is at least this)")
+        print(f"  note: {untight_note(rows, at_least, best.value, poisson)}")
     for w in acc.warnings:
         print(f"  note: {w}")
     for c in comps.values():

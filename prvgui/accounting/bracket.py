@@ -1,8 +1,10 @@
-"""Where the truth lies when a row's pair is only an upper bound (shuffled batches).
+"""Where the truth lies when a row's pair is only an upper bound (shuffled batches, the
+exponential mechanism and zCDP for more than one run).
 
-For every kind but the shuffled Gaussian the dominating pair is realised by two neighbouring
-datasets, so the certified bracket holds the true epsilon. A shuffled row's pair (one Gaussian
-per epoch) is only an upper bound; its ``attack_pair`` is realised (after post-processing),
+For the other kinds the dominating pair is realised by two neighbouring datasets, so the
+certified bracket holds the true epsilon. An untight row's pair (one Gaussian per shuffled
+epoch; the least pair over all eps-bounded-range or all rho-zCDP pairs) is only an upper bound;
+its ``attack_pair`` is realised (after post-processing),
 so the composition of the rows' attack pairs gives a proven LOWER bound on the true epsilon
 of the whole composition: the adversary runs every row's worst case on the same pair of
 datasets (the premise of every accountant here: each row's worst case is attainable).
@@ -56,17 +58,20 @@ def attack_rows(rows: Sequence[Row], relation: Relation | str | None = None) -> 
 
 def poisson_rows(rows: Sequence[Row]) -> list[Row] | None:
     """The rows with each shuffled row replaced by its Poisson counterpart; None if a count
-    would exceed the limit."""
-    out = []
+    would exceed the limit or no row has a counterpart (untight kinds that are not DP-SGD
+    training, e.g. the exponential mechanism, stay as they are)."""
+    out, replaced = [], False
     for r in rows:
-        if r.mechanism.tight:
+        counterpart = None if r.mechanism.tight else r.mechanism.poisson_counterpart()
+        if counterpart is None:
             out.append(r)
             continue
-        mech, per_epoch = r.mechanism.poisson_counterpart()
+        mech, per_epoch = counterpart
         if r.count * per_epoch > MAX_COUNT:
             return None
         out.append(Row(mech, r.count * per_epoch))
-    return out
+        replaced = True
+    return out if replaced else None
 
 
 def poisson_contrast(rows: Sequence[Row], delta: float, relation: Relation | str | None = None,

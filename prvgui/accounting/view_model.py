@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -149,7 +149,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                                             cancel=cancel_fn)
         poisson = bracket.poisson_contrast(given, request.delta, acc.relation, request.eps_error,
                                            cancel=cancel_fn)
-        notes.append(shuffled_note(at_least, eps.upper, poisson))
+        notes.append(untight_note(given, at_least, eps.upper, poisson))
     step(0.45, "delta at epsilon")
     dlt = acc.delta(request.epsilon) if request.epsilon is not None else None
     step(0.5, "comparisons")
@@ -212,6 +212,19 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     return Result(request, eps, dlt, comps, comps_d, profile, tradeoff, steps, pld, inf_mass,
                   budget, time.perf_counter() - t0, best, best_d, tuple(notes + acc.warnings), pld_atoms,
                   at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given))
+
+
+def untight_note(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None) -> str:
+    """The words beside a bracket whose rows include pairs that are upper bounds only: the
+    shuffled batches' words when there are shuffled rows, else the kinds' titles."""
+    untight = [r.mechanism for r in rows if r.count > 0 and not r.mechanism.tight
+               and not r.mechanism.is_trivial()]
+    if any(m.poisson_counterpart() is not None for m in untight):
+        return shuffled_note(at_least, upper, poisson)
+    titles = ", ".join(dict.fromkeys(m.title for m in untight))
+    return (f"{titles}: the pair composed bounds every mechanism of the kind, and no single one "
+            f"attains it over several runs. The true epsilon lies between {at_least:.4g} (proven: "
+            f"each such row run as one concrete mechanism of its kind) and {upper:.4g}.")
 
 
 def shuffled_note(at_least: float, upper: float, poisson: Bounds | None) -> str:

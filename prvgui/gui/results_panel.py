@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
                                QVBoxLayout, QWidget)
 
 from ..accounting.certified import CertifiedUpper
-from ..accounting.view_model import shuffled_note
+from ..accounting.view_model import untight_note
 from .fmt import fmt, fmt_bound
 from .widgets import ERROR_COLOR, WARN_COLOR
 
@@ -47,6 +47,15 @@ def shuffled_words(result, digits: int = 4) -> list[str] | None:
     if at_least is None:
         return None
     upper = _best(result.certified_upper, result.epsilon.upper).value
+    untight = [r.mechanism for r in result.request.rows if r.count > 0 and not r.mechanism.tight
+               and not r.mechanism.is_trivial()]
+    if not any(m.poisson_counterpart() is not None for m in untight):  # e.g. zCDP, exponential mechanism
+        titles = ", ".join(dict.fromkeys(m.title for m in untight))
+        return [f"{titles}: the true ε lies between {fmt_bound(at_least, digits, up=False)} (proven lower "
+                f"bound: each such row run as one concrete mechanism of its kind) and "
+                f"{fmt_bound(upper, digits)} (the certified upper bound above).",
+                "The pair composed covers every mechanism of the kind, and no single one attains it over "
+                "several runs; publish the upper bound."]
     out = [f"Shuffled batches: the true ε lies between {fmt_bound(at_least, digits, up=False)} "
            f"(proven lower bound: an attack on shuffled batches, Chua et al. 2024) and "
            f"{fmt_bound(upper, digits)} (the certified upper bound above).",
@@ -224,7 +233,8 @@ class ResultsPanel(QWidget):
         notes = list(result.warnings)
         at_least = getattr(result, "epsilon_at_least", None)
         if at_least is not None:
-            said = shuffled_note(at_least, result.epsilon.upper, getattr(result, "poisson_epsilon", None))
+            said = untight_note(result.request.rows, at_least, result.epsilon.upper,
+                                getattr(result, "poisson_epsilon", None))
             notes = [w for w in notes if w != said]
         return notes
 

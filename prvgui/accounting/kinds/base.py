@@ -236,10 +236,11 @@ class Mechanism:
         different pairs of datasets); each is a lower bound, and so is their maximum."""
         return self.under(relation)
 
-    def poisson_counterpart(self) -> tuple["Mechanism", int]:
-        """For a non-tight kind: the Poisson-sampled step Poisson accounting would use, and
-        how many of them one run counts as (``bracket.poisson_contrast``)."""
-        raise NotImplementedError
+    def poisson_counterpart(self) -> tuple["Mechanism", int] | None:
+        """For a non-tight kind of DP-SGD training: the Poisson-sampled step Poisson accounting
+        would use, and how many of them one run counts as (``bracket.poisson_contrast``); None
+        when no Poisson accounting would stand in for the kind (e.g. a selection mechanism)."""
+        return None
 
     # ------------------------------------------------------------ privacy loss
     def orders(self, relation: "Relation | Neighbouring | str | None" = None) -> tuple[str, ...]:
