@@ -149,7 +149,7 @@ class ExponentialMechanism(Mechanism):
             return self
         return dataclasses.replace(self, epsilon=self.epsilon * relation.group_size)
 
-    def attack_pair(self, relation: Relation) -> RandomizedResponse:
+    def attack_pair(self, relation: Relation, variant: int = 0) -> RandomizedResponse:
         """The t = eps/2 pair: losses +-eps/2, i.e. randomized response at eps/2 (a two-candidate
         exponential mechanism realises it)."""
         return RandomizedResponse(self.under(relation).epsilon / 2)

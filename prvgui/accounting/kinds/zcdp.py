@@ -158,7 +158,7 @@ class ZCDP(Mechanism):
                              "or give a ρ-zCDP guarantee (ξ = 0) for the group")
         return dataclasses.replace(self, rho=self.rho * k * k)
 
-    def attack_pair(self, relation: Relation) -> Mechanism:
+    def attack_pair(self, relation: Relation, variant: int = 0) -> Mechanism:
         """The Gaussian mechanism with mu^2 / 2 = rho: it is rho-zCDP (and (xi, rho)-zCDP)."""
         return Gaussian(1.0, math.sqrt(2.0 * self.under(relation).rho))
 
