@@ -14,34 +14,45 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QHBoxLayo
                                QVBoxLayout, QWidget)
 
 from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT
-from ..accounting.validate import check_number
+from ..accounting.validate import NumberError, check_number
 from ..document.model import RowSpec
-from .fmt import POISSON_NOTE, fmt, fmt_count, fmt_value, parse_number
-from .widgets import ErrorLabel, mark
+from .fmt import POISSON_NOTE, fmt, fmt_count, fmt_value
+from .widgets import ErrorLabel, field_value, fill, mark
 
 MAX_DATASET = 10**12
 
 
-def _whole(name: str, value: object, lo: int, hi: int) -> int:
+#: the dialog's fields: key, label (messages name a field by it), unit, tooltip
+FIELDS = (("dataset", "Dataset size N", "records", "Number of records in the training set"),
+          ("batch", "Batch size B", "records per step, on average",
+           "Expected batch size: with Poisson sampling each batch has B records on average"),
+          ("epochs", "Epochs", "passes over the data", "Number of passes over the training set"),
+          ("sigma", "Noise multiplier σ", "× clipping norm",
+           "Standard deviation of the Gaussian noise divided by the clipping norm"))
+LABELS = {key: label for key, label, _, _ in FIELDS}
+
+
+def _whole(key: str, value: object, lo: int, hi: int, why: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or value != int(value) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number in [{lo}, {hi}], got {value!r}")
+        raise NumberError(LABELS[key], f"a whole number from {lo:,} to {hi:,}{why}", value, key)
     return int(value)
 
 
 def dpsgd_schedule(dataset_size: object, batch_size: object, epochs: object) -> tuple[float, int]:
     """(sampling rate q, number of steps) for DP-SGD with Poisson sampling.
 
-    Raises ValueError naming the bad field.
+    Raises a NumberError naming the bad field by its label (its ``field`` is the key).
     """
-    n = _whole("dataset size", dataset_size, 1, MAX_DATASET)
-    b = _whole("batch size", batch_size, 1, n)
-    epochs = check_number("epochs", epochs, 0.0, lo_open=True)
+    n = _whole("dataset", dataset_size, 1, MAX_DATASET)
+    b = _whole("batch", batch_size, 1, n, " (the dataset size)" if n < MAX_DATASET else "")
+    epochs = check_number(LABELS["epochs"], epochs, 0.0, lo_open=True, field="epochs")
     q = b / n
     exact = epochs / q
     steps = max(1, math.ceil(exact - 1e-9 * max(1.0, exact)))
     if steps > MAX_COUNT:
-        raise ValueError(f"epochs × dataset size / batch size gives {steps} steps (limit {MAX_COUNT})")
+        raise NumberError(LABELS["epochs"], f"at most {fmt(MAX_COUNT * q, 6)} with this batch and dataset "
+                          f"size (a row counts at most {MAX_COUNT:,} steps)", epochs, "epochs")
     return q, steps
 
 
@@ -83,12 +94,7 @@ def settings_for_row(q: object, count: object, remembered: dict) -> dict | None:
 class DpSgdDialog(QDialog):
     """Asks for N, batch size, epochs and noise; ``row()`` is the resulting RowSpec."""
 
-    FIELDS = (("dataset", "Dataset size N", "records", "Number of records in the training set"),
-              ("batch", "Batch size B", "records per step, on average",
-               "Expected batch size: with Poisson sampling each batch has B records on average"),
-              ("epochs", "Epochs", "passes over the data", "Number of passes over the training set"),
-              ("sigma", "Noise multiplier σ", "× clipping norm",
-               "Standard deviation of the Gaussian noise divided by the clipping norm"))
+    FIELDS = FIELDS
 
     def __init__(self, parent: QWidget | None = None, initial: dict | None = None,
                  target: str = "a new row") -> None:
@@ -106,7 +112,8 @@ class DpSgdDialog(QDialog):
         self.fields: dict[str, QLineEdit] = {}
         self._tips: dict[str, str] = {}
         for key, title, unit, tip in self.FIELDS:
-            edit = QLineEdit(fmt_value(init[key]))
+            edit = QLineEdit()
+            fill(edit, init[key])
             edit.setObjectName(f"dpsgd_{key}")
             edit.setToolTip(tip)
             edit.textChanged.connect(self._update)
@@ -133,7 +140,7 @@ class DpSgdDialog(QDialog):
         self._update()
 
     def values(self) -> dict[str, object]:
-        return {k: parse_number(e.text()) for k, e in self.fields.items()}
+        return {k: field_value(e) for k, e in self.fields.items()}
 
     def row(self) -> RowSpec | None:
         """The subsampled Gaussian row for the typed values (None while they are invalid)."""
@@ -153,8 +160,7 @@ class DpSgdDialog(QDialog):
             field = "sigma" if err else None
         except ValueError as exc:
             err = str(exc)
-            field = next((k for k, w in (("dataset", "dataset size"), ("batch", "batch size"),
-                                         ("epochs", "epochs")) if err.startswith(w)), "epochs")
+            field = getattr(exc, "field", None)
         for key, edit in self.fields.items():
             mark(edit, err if key == field else None, self._tips[key])
         self.error_label.show_error(err)

@@ -187,7 +187,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ computing
     def _make_request(self) -> tuple[Request, Document]:
         if (err := self.targets.error()) is not None:
-            raise InputError(f"fix {err}")
+            raise InputError(f"fix the targets: {err}")
         errors = self.doc.errors()
         if errors:
             i, msg = errors[0]

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 
 from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec
-from .fmt import POISSON_NOTE, error_field, fmt_field, fmt_value, parse_count, parse_number, same_value
+from .fmt import POISSON_NOTE, fmt_field, fmt_value, parse_count, parse_number, same_value
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
 
@@ -109,8 +109,9 @@ class RowForm(QGroupBox):
         for name, f in self.params.items():
             _set_text(f.edit, row.params.get(name, ""))
         _set_text(self.count.edit, row.count)
-        err = row.error()
-        where = error_field(err, list(self.params))
+        problem = row.problem()
+        err = None if problem is None else str(problem)
+        where = getattr(problem, "field", None)
         for name, f in self.params.items():
             mark(f.edit, err if where == name else None, f.tip)
         mark(self.count.edit, err if where == "count" else None, COUNT_TIP)
@@ -200,7 +201,8 @@ class RowForm(QGroupBox):
             new = RowSpec(row.kind, params, row.count, row.label)
         else:
             new = row.with_param(name, parse_number(text))
-        self._push(new, f"Edit {name} of row", ("param", name))
+        title = kind_class(row.kind).param_specs()[name].title
+        self._push(new, f"Edit {title} of row", ("param", name))
 
     def _count_edited(self, text: str) -> None:
         if (row := self._current()) is not None:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from ..accounting.mechanisms import MECHANISM_KINDS
 from ..document.model import KIND_TITLES, Document, RowSpec, param_names
-from .fmt import error_field, fmt_count, param_summary, parse_count
+from .fmt import fmt_count, param_summary, parse_count
 
 COL_LABEL, COL_KIND, COL_PARAMS, COL_COUNT = range(4)
 HEADERS = ("Label", "Mechanism", "Parameters", "Count")
@@ -42,11 +42,11 @@ CHANGE_ROLES = [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDa
 Index = QModelIndex | QPersistentModelIndex
 
 
-def error_column(row: RowSpec, error: str | None) -> int | None:
-    """The column whose cell a validation message is about."""
-    if error is None:
+def error_column(problem: ValueError | None) -> int | None:
+    """The column whose cell a row's problem (``RowSpec.problem()``) is about."""
+    if problem is None:
         return None
-    name = error_field(error, param_names(row.kind) if row.kind in MECHANISM_KINDS else [])
+    name = getattr(problem, "field", None)
     return {"count": COL_COUNT, "label": COL_LABEL}.get(name or "", COL_PARAMS)
 
 
@@ -57,7 +57,7 @@ class CompositionModel(QAbstractTableModel):
         self._doc = doc
         self._edit = edit or self._edit_directly
         self._rows: list[RowSpec] = list(doc.rows)
-        self._errors: list[str | None] = [r.error() for r in self._rows]
+        self._sync()
         doc.subscribe(self._on_document)
 
     def detach(self) -> None:
@@ -69,7 +69,9 @@ class CompositionModel(QAbstractTableModel):
 
     def _sync(self) -> None:
         self._rows = list(self._doc.rows)
-        self._errors = [r.error() for r in self._rows]
+        problems = [r.problem() for r in self._rows]
+        self._columns = [error_column(p) for p in problems]
+        self._errors: list[str | None] = [None if p is None else str(p) for p in problems]
 
     # ------------------------------------------------------------ document events
     def _on_document(self, what: str, arg: object) -> None:
@@ -118,7 +120,7 @@ class CompositionModel(QAbstractTableModel):
             return None
         row, col = self._rows[index.row()], index.column()
         err = self._errors[index.row()]
-        bad = err is not None and error_column(row, err) == col
+        bad = err is not None and self._columns[index.row()] == col
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(row, col)
         if role == Qt.ItemDataRole.EditRole:

@@ -9,38 +9,42 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QWidget
 
-from ..accounting.validate import check_delta, check_eps_error, check_epsilon
+from ..accounting.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_RANGE, check_delta,
+                                   check_eps_error, check_epsilon, number_text)
 from ..document.model import Document, Targets
 from .fmt import fmt_field, parse_number, same_value
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
 
 FIELDS = ("delta", "epsilon", "eps_error")
-TITLES = {"delta": "Target δ", "epsilon": "Report δ at ε", "eps_error": "Accuracy (ε error)"}
+TITLES = {"delta": DELTA_LABEL, "epsilon": "Report δ at ε", "eps_error": EPS_ERROR_LABEL}
 TIPS = {
     "delta": "ε is reported at this δ: the probability that the ε guarantee fails. "
              "A number in (0, 1); 1e-5 works. Common choice: below 1 / dataset size.",
     "epsilon": "The results also show the δ the composition achieves at this ε (nats, ≥ 0). "
                "Leave empty to skip.",
-    "eps_error": "Half-width of the certified ε bracket: upper − lower ≤ 2 × this. In [1e-6, 10]; "
+    "eps_error": f"Half-width of the certified ε bracket: upper − lower ≤ 2 × this. From "
+                 f"{number_text(EPS_ERROR_RANGE[0])} to {number_text(EPS_ERROR_RANGE[1])}; "
                  "smaller is slower and needs more memory.",
 }
 NEIGHBOURING = {"add_remove": "Add/remove one record"}
 
 
-def check_field(name: str, text: str) -> tuple[object, str | None]:
-    """(value, None) or (None, message) for a typed target."""
-    if name == "epsilon" and not text.strip():
+def check_field(name: str, text: object, label: str | None = None) -> tuple[object, str | None]:
+    """(value, None) or (None, message) for a typed target (text, or a field's value); the
+    message names the field by ``label`` (default: its title in the Targets form)."""
+    if name == "epsilon" and isinstance(text, str) and not text.strip():
         return None, None
     value = parse_number(text)
+    label = label or TITLES[name]
     try:
         if name == "delta":
-            return check_delta(value, "δ"), None
+            return check_delta(value, label), None
         if name == "epsilon":
-            return check_epsilon(value, "ε"), None
-        return check_eps_error(value), None
+            return check_epsilon(value, label), None
+        return check_eps_error(value, label), None
     except ValueError as exc:
-        return None, str(exc).replace("eps_error", "accuracy (ε error)")
+        return None, str(exc)
 
 
 class TargetsWidget(QGroupBox):
@@ -85,10 +89,11 @@ class TargetsWidget(QGroupBox):
         self._doc.unsubscribe(self._on_document)
 
     def error(self) -> str | None:
-        """The first invalid target, e.g. ``target δ: δ must be a number, got 'x'``."""
+        """The first invalid target, e.g. ``Target δ must be a number (greater than 0 and less
+        than 1); you typed "x"`` (the message names the field once)."""
         for name in FIELDS:
             if self._errors[name]:
-                return f"{TITLES[name].lower()}: {self._errors[name]}"
+                return self._errors[name]
         return None
 
     def _end_session(self) -> None:

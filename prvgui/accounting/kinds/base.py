@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import prv as _prv
-from ..validate import check_number
+from ..validate import MISSING, check_number
 
 
 class Neighbouring(str, Enum):
@@ -68,7 +68,9 @@ class Param:
     search: Search | None = None
 
     def check(self, name: str, value: object) -> float:
-        return check_number(name, value, self.lo, self.hi, self.lo_open)
+        """``value`` as a float, else a ``NumberError`` naming the parameter by its title
+        (``Noise σ must be at least 0; you typed -1``) and by ``name`` (its ``field``)."""
+        return check_number(self.title, value, self.lo, self.hi, self.lo_open, field=name)
 
 
 def param(spec: Param, default: float | None = None):
@@ -126,11 +128,11 @@ class Mechanism:
         names = list(cls.param_specs())
         unknown = sorted(set(params) - set(names))
         if unknown:
-            raise ValueError(f"unknown parameter {unknown[0]!r} for kind {cls.kind!r} "
-                             f"(expected {', '.join(names)})")
+            raise ValueError(f"{cls.title} has no parameter {unknown[0]!r} (its parameters: "
+                             f"{', '.join(names)})")
         missing = [n for n in cls.required() if n not in params]
         if missing:
-            raise ValueError(f"missing parameter {missing[0]!r} for kind {cls.kind!r}")
+            cls.param_specs()[missing[0]].check(missing[0], MISSING)
         return cls(**params)
 
     def params(self) -> dict[str, float]:
