@@ -14,9 +14,9 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QHBoxLayo
                                QVBoxLayout, QWidget)
 
 from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT
-from ..accounting.validate import NumberError, check_number
+from ..accounting.validate import NumberError, check_number, number_text
 from ..document.model import RowSpec
-from .fmt import POISSON_NOTE, fmt, fmt_count, fmt_value
+from .fmt import POISSON_NOTE, fmt, fmt_bound, fmt_count, fmt_value
 from .widgets import ErrorLabel, field_value, fill, mark
 
 MAX_DATASET = 10**12
@@ -51,7 +51,8 @@ def dpsgd_schedule(dataset_size: object, batch_size: object, epochs: object) -> 
     exact = epochs / q
     steps = max(1, math.ceil(exact - 1e-9 * max(1.0, exact)))
     if steps > MAX_COUNT:
-        raise NumberError(LABELS["epochs"], f"at most {fmt(MAX_COUNT * q, 6)} with this batch and dataset "
+        most = number_text(float(fmt_bound(MAX_COUNT * q, 6, up=False)))
+        raise NumberError(LABELS["epochs"], f"at most {most} with this batch and dataset "
                           f"size (a row counts at most {MAX_COUNT:,} steps)", epochs, "epochs")
     return q, steps
 
