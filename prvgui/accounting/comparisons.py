@@ -242,7 +242,8 @@ def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[fl
     params = {r.mechanism.eps_delta() for r in active}
     if None in params:
         other = [r for r in active if r.mechanism.eps_delta() is None]
-        return None, f"{_titles(other)} has no single (ε, δ) guarantee per run"
+        verb = "has" if len({r.mechanism.title for r in other}) == 1 else "have"
+        return None, f"{_titles(other)} {verb} no single (ε, δ) guarantee per run"
     with np.errstate(over="ignore"):
         terms = [(r.count, *r.mechanism.eps_delta()) for r in active]
         e1, d1 = math.fsum(c * e for c, e, _ in terms), math.fsum(c * d for c, _, d in terms)

@@ -371,7 +371,7 @@ class BudgetView(QWidget):
         self.runner.shutdown()
 
 
-BUDGET_TAB_TIP = "How much of a total (ε, δ) budget the composition uses, and how many more runs fit"
+BUDGET_TAB_TIP = "How much of a total (ε, δ) budget the composition uses, and how many more runs fit."
 
 
 def scrolling(view: QWidget) -> QScrollArea:

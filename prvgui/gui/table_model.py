@@ -130,9 +130,11 @@ class CompositionModel(QAbstractTableModel):
                 return f"Invalid: {err}"
             if col == COL_KIND:
                 cls = MECHANISM_KINDS.get(row.kind)
-                return (cls.__doc__ or "").strip().splitlines()[0] if cls is not None else None
+                return f"{cls.title}: {cls.describe()}" if cls is not None else None
             if col == COL_LABEL and row.label:  # the cell elides a long label: show it all here
                 return f"{row.label}\n\n{HEADER_TIPS[col]}"
+            if col == COL_PARAMS:  # elided when narrow: show it all here
+                return f"{self._display(row, col)}\n\n{HEADER_TIPS[col]}"
             return HEADER_TIPS[col]
         if role == Qt.ItemDataRole.BackgroundRole:
             return ERROR_BRUSH if bad else None

@@ -91,6 +91,9 @@ class Mechanism:
     kind: ClassVar[str] = ""
     #: the name people read (menus, tables, reports)
     title: ClassVar[str] = ""
+    #: one sentence saying what the mechanism does, for people (tooltips of menus and lists);
+    #: empty: the first line of the class's docstring
+    summary: ClassVar[str] = ""
     #: position in menus
     menu_order: ClassVar[int] = 100
     #: the rows of DP-SGD training use this kind (the DP-SGD helper fills them in)
@@ -101,6 +104,11 @@ class Mechanism:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, f.metadata["param"].check(f.name, getattr(self, f.name)))
+
+    @classmethod
+    def describe(cls) -> str:
+        """The one-sentence summary people read (``summary``, else the docstring's first line)."""
+        return cls.summary or (cls.__doc__ or cls.title).strip().splitlines()[0]
 
     # ------------------------------------------------------------ parameters
     @classmethod

@@ -98,6 +98,8 @@ class SubsampledGaussian(Mechanism):
 
     kind = "subsampled_gaussian"
     title = "Subsampled Gaussian (DP-SGD step)"
+    summary = ("One DP-SGD step: each record joins the batch with probability q, and Gaussian noise "
+               "of σ times the clipping norm is added.")
     menu_order = 60
     dpsgd_step = True
     symmetric = False

@@ -103,6 +103,7 @@ class SubsampledLaplace(Mechanism):
 
     kind = "subsampled_laplace"
     title = "Subsampled Laplace"
+    summary = "Laplace noise of scale b on a Poisson subsample: each record is used with probability q."
     menu_order = 70
     symmetric = False
 
