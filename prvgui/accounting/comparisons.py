@@ -252,13 +252,13 @@ def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[fl
     if want_eps:
         basic = e1 if d1 <= x else math.inf
         if name == "basic":
-            return basic, "" if d1 <= x else f"the rows' total δ ({d1:.3g}) is above the target δ"
+            return basic, "" if d1 <= x else f"the rows' total δ ({d1:.3g}) is above the target δ ({x:.3g})"
         if x <= d1:
             return None, f"the target δ is not above the rows' total δ ({d1:.3g})"
         return min(basic, math.sqrt(-2 * math.log(x - d1) * s2) + drift), ""
     basic = min(1.0, d1) if e1 <= x else 1.0
     if name == "basic":
-        return basic, "" if e1 <= x else f"ε is below the rows' total ε ({e1:.3g})"
+        return basic, "" if e1 <= x else f"ε = {x:.3g} is below the rows' total ε ({e1:.3g})"
     if x > drift:  # advanced: the smallest delta' with sqrt(2 log(1/delta') s2) + drift <= x
         basic = min(basic, 1.0, d1 + (math.exp(-(x - drift) * (x - drift) / (2 * s2)) if s2 > 0 else 0.0))
     return basic, ""

@@ -13,6 +13,7 @@ import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from ..accounting.mechanisms import MECHANISM_KINDS
+from ..accounting.validate import show
 
 POISSON_NOTE = "Poisson sampling (each record independently with probability q)"
 
@@ -138,6 +139,6 @@ def param_summary(kind: str, params: dict) -> str:
         spec = _spec(kind, name)
         sym = spec.symbol if spec is not None else name
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        text = fmt(value, 6) if number else repr(value)
+        text = fmt(value, 6) if number else show(value)  # text as typed: "abc" in quotes, 1e400 bare
         parts.append(f"{sym}={text}")
     return ", ".join(parts)

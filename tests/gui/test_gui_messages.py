@@ -239,3 +239,33 @@ def test_dialogs_show_what_the_user_typed_and_keep_the_full_value_of_what_they_c
     qtbot.addWidget(helper)
     assert helper.fields["sigma"].text() == "0.666667"
     assert helper.row().params["sigma"] == computed
+
+
+def test_minor_labels_of_a_log_axis_never_overlap(qtbot):
+    import math
+
+    import pyqtgraph as pg
+    from PySide6.QtGui import QFontMetricsF
+
+    from prvgui.gui.axes import PowerAxis
+    axis = PowerAxis("bottom")
+    plot = pg.PlotWidget(axisItems={"bottom": axis})
+    qtbot.addWidget(plot)
+    plot.setLogMode(x=True)
+    plot.resize(520, 300)
+    plot.show()
+    plot.setXRange(0.0, math.log10(40), padding=0)
+    QApplication.processEvents()
+    minors = [math.log10(m * 10 ** e) for e in (0, 1) for m in range(2, 10) if m * 10 ** e <= 40]
+    texts = axis.logTickStrings(minors, 1, 1)
+    fm = QFontMetricsF(axis.font())
+    px = axis.width() / (axis.range[1] - axis.range[0])
+    kept = [(x * px, fm.horizontalAdvance(t)) for x, t in zip(minors, texts) if t]
+    kept += [(e * px, fm.horizontalAdvance("10⁰")) for e in (0, 1)]  # the powers of ten, labelled too
+    kept.sort()
+    assert len(kept) >= 5  # 2·10⁰, 3·10⁰ and 2·10¹ ... are still labelled
+    for (x1, w1), (x2, w2) in zip(kept, kept[1:]):
+        assert x2 - x1 >= (w1 + w2) / 2, (kept, texts)
+    plot.resize(2000, 300)  # wide: every label fits
+    QApplication.processEvents()
+    assert all(axis.logTickStrings(minors, 1, 1))
