@@ -28,6 +28,7 @@ def test_a_log_axis_writes_every_tick_as_a_power_of_ten(qtbot, window, load):
     strings = []
     for spacing, values in axis.tickValues(lo, hi, 400):
         strings += axis.tickStrings(values, axis.scale, spacing)
+    strings = [s for s in strings if s]  # minor labels that would overlap are left out (axes.py)
     assert len(strings) >= 3
     assert all("10" in s and "." not in s and "e" not in s for s in strings), strings
     # the exact strings of the axis range 10^-4 .. 10^-6 (pyqtgraph wrote 0.0001 beside 1e-05)
