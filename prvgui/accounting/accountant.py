@@ -261,8 +261,8 @@ class Accountant:
             ext = delta in self._used
             sides = [self._cache[k] for o in self.orders for k in ((o, level, ext, False),)
                      if k in self._cache]
-            self._note(f"ε at δ = {number_text(delta)}: the bracket is wider than 2 × the accuracy (ε error)"
-                       + (" and its upper bound is infinite" if math.isinf(res.upper) else "")
+            self._note(f"ε at δ = {number_text(delta)}: the bracket is wider than 2 × the accuracy "
+                       "(ε error)" + (" and its upper bound is infinite" if math.isinf(res.upper) else "")
                        + f": {self._why_wide(sides)}")
         return res
 
@@ -294,8 +294,8 @@ class Accountant:
             # beyond it by more than 1% of its width or than the additive error the level plans for
             outside = max(asked_lo - res.lower, res.upper - asked_hi)
             if outside > 0.01 * (asked_hi - asked_lo) + 10 * level:
-                self._note(f"δ at ε = {number_text(epsilon)}: the bracket [{res.lower:.3g}, {res.upper:.3g}] "
-                           f"is wider than the accuracy ±{self.eps_error_used:.3g} in ε asks for "
+                self._note(f"δ at ε = {number_text(epsilon)}: the bracket [{res.lower:.3g}, "
+                           f"{res.upper:.3g}] is wider than the accuracy ±{self.eps_error_used:.3g} in ε asks for "
                            f"([{asked_lo:.3g}, {asked_hi:.3g}]): {self._why_wide(sides)}")
         return res
 

@@ -193,7 +193,8 @@ class _Ctx:
             title, sym = _words(self.rows[self.j].mechanism.kind, self.parameter)
             why = (f"the other rows alone give ε up to {rest.upper:.4g}" if rest.upper > self.target
                    else f"even {sym} = {number_text(p_end)} gives ε up to {at_p.upper:.4g}")
-            raise Infeasible(f"no {title} from {number_text(lo)} to {number_text(hi)} reaches "
+            name = title[0].lower() + title[1:]  # "noise multiplier σ" mid-sentence
+            raise Infeasible(f"no {name} from {number_text(lo)} to {number_text(hi)} reaches "
                              f"ε = {number_text(self.target)} at δ = {number_text(self.delta)}: {why}")
         # coarse stage: bisect in log space on the estimate, aiming half a bracket below
         coarse = max(self.eps_error, 0.1)
