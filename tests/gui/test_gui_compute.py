@@ -103,7 +103,8 @@ def test_invalid_targets_are_flagged_and_nothing_is_computed(qtbot, window, load
     assert window.targets.error() is not None
     # and a composition cannot be saved while a target is invalid
     assert not window.files.save_as(window.files.last_folder() + "/never.json")
-    assert "Accuracy (ε error)" in window.errors[-1]
+    assert window.errors[-1] == ("Fix the targets before saving: Accuracy (ε error) must be between 1e-6 and 10; "
+                                 "you typed 1e-9")
 
 
 def test_cancel_stops_a_long_job_and_the_window_stays_responsive(qtbot, window):
