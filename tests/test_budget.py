@@ -37,11 +37,11 @@ def test_over_budget_halts():
     assert st.decision == "HALT" and st.more == 0 and st.filter_decision == "HALT" and st.filter_more == 0
 
 
-@pytest.mark.parametrize("kw,needle", [(dict(eps_budget=0.0), "^ε budget must be greater than 0; you typed 0$"),
-                                       (dict(eps_budget=math.nan), "^ε budget must be a number .*; you typed nan$"),
-                                       (dict(delta_budget=1.5), "^δ budget must be greater than 0 and less than 1; "
-                                                                "you typed 1.5$"),
-                                       (dict(row_index=4), "row index must be from 0 to 0; got 4")])
+@pytest.mark.parametrize("kw,needle", [
+    (dict(eps_budget=0.0), "^ε budget must be greater than 0; you typed 0$"),
+    (dict(eps_budget=math.nan), "^ε budget must be a number .*; you typed nan$"),
+    (dict(delta_budget=1.5), "^δ budget must be greater than 0 and less than 1; you typed 1.5$"),
+    (dict(row_index=4), "row index must be from 0 to 0; got 4")])
 def test_bad_input(kw, needle):
     args = dict(rows=[Row(PureDP(0.1), 1)], eps_budget=1.0, delta_budget=1e-6)
     args.update(kw)

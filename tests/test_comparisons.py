@@ -100,7 +100,8 @@ def test_not_applicable_notes():
     assert out["rdp"].value == pytest.approx(gauss_only + 10.0, rel=1e-12)
     assert out["rdp"].note == "Approximate (ε, δ)-DP rows with δ > 0 added by basic composition"
     assert out["gdp"].value is None and out["exact"].value is None and out["exact"].note
-    assert out["basic"].value is None and out["basic"].note == "Gaussian has no single (ε, δ) guarantee per run"
+    assert out["basic"].value is None
+    assert out["basic"].note == "Gaussian has no single (ε, δ) guarantee per run"
     assert "approx_dp" not in out["exact"].note and "gaussian" not in out["exact"].note
     out = compare_epsilon([Row(ApproxDP(1.0, 1e-3), 10)], 1e-5)  # deltas exceed target
     assert out["basic"].value == math.inf and out["advanced"].value is None

@@ -133,7 +133,8 @@ MINIMAL = {"format": "prvgui.composition", "version": 1,
     (["calibrate", "F", "--row", "0", "--parameter", "sigma", "--target-epsilon", "0"],
      "--target-epsilon must be greater than 0; you typed 0"),
     (["calibrate", "F", "--row", "0", "--parameter", "scale", "--target-epsilon", "1"],
-     "a Subsampled Gaussian (DP-SGD step) row can be calibrated for sigma, sampling_rate, count; not for 'scale'"),
+     "a Subsampled Gaussian (DP-SGD step) row can be calibrated for sigma, sampling_rate, count; "
+     "not for 'scale'"),
     (["calibrate", "F", "--row", "3", "--parameter", "sigma", "--target-epsilon", "1"],
      "--row must be a row index from 0 to 0 (rows count from 0; the file has 1 row); you typed 3"),
 ])
@@ -150,8 +151,9 @@ def test_a_bad_file_on_the_command_line(tmp_path, capsys):
     bad["mechanisms"][0]["sampling_rate"] = 1.5
     f.write_text(json.dumps(bad))
     assert main(["epsilon", str(f)]) == 2
-    assert capsys.readouterr().err == ("prvgui: error: row 1 (Subsampled Gaussian (DP-SGD step)), sampling_rate: "
-                                       "Sampling rate q must be between 0 and 1; the file has 1.5\n")
+    assert capsys.readouterr().err == ("prvgui: error: row 1 (Subsampled Gaussian (DP-SGD step)), "
+                                       "sampling_rate: Sampling rate q must be between 0 and 1; "
+                                       "the file has 1.5\n")
 
 
 # ------------------------------------------------------------------ notes beside the results
@@ -160,8 +162,10 @@ def _rows(*specs):
 
 
 COMPOSITIONS = {
-    "subsampled Gaussian without noise": _rows(("subsampled_gaussian", {"sigma": 0.0, "sampling_rate": 0.01}, 10)),
-    "subsampled Laplace without noise": _rows(("subsampled_laplace", {"scale": 0.0, "sampling_rate": 0.1}, 2)),
+    "subsampled Gaussian without noise": _rows(("subsampled_gaussian",
+                                                {"sigma": 0.0, "sampling_rate": 0.01}, 10)),
+    "subsampled Laplace without noise": _rows(("subsampled_laplace",
+                                               {"scale": 0.0, "sampling_rate": 0.1}, 2)),
     "Gaussian without noise": _rows(("gaussian", {"sigma": 0.0}, 1)),
     "Gaussian and approximate DP": _rows(("gaussian", {"sigma": 1.0}, 1),
                                          ("approx_dp", {"epsilon": 1.0, "delta": 1e-7}, 2)),

@@ -13,7 +13,8 @@ BAD = [
     (Gaussian, {"sigma": math.inf}, "sigma", "Noise σ must be a finite number (at least 0); you typed inf"),
     (Gaussian, {"sigma": "1"}, "sigma", "Noise σ must be a number (at least 0), not text; you typed \"1\""),
     (Gaussian, {"sigma": True}, "sigma", "Noise σ must be a number (at least 0); you typed true"),
-    (Gaussian, {"sigma": 1.0, "sensitivity": -2}, "sensitivity", "Sensitivity Δ must be at least 0; you typed -2"),
+    (Gaussian, {"sigma": 1.0, "sensitivity": -2}, "sensitivity",
+     "Sensitivity Δ must be at least 0; you typed -2"),
     (Laplace, {"scale": -0.1}, "scale", "Noise scale b must be at least 0; you typed -0.1"),
     (PureDP, {"epsilon": math.nan}, "epsilon", "ε must be a number (at least 0); you typed nan"),
     (ApproxDP, {"epsilon": 1.0, "delta": 1.5}, "delta", "δ must be between 0 and 1; you typed 1.5"),
@@ -59,7 +60,8 @@ def test_kind_and_params_from_untrusted_dicts():
 def test_bad_delta(delta, shown):
     with pytest.raises(NumberError) as info:
         Accountant([Row(Gaussian(1.0), 1)]).epsilon(delta)
-    assert str(info.value).startswith("Target δ must be ") and str(info.value).endswith(f"; you typed {shown}")
+    assert str(info.value).startswith("Target δ must be ")
+    assert str(info.value).endswith(f"; you typed {shown}")
     assert "greater than 0 and less than 1" in str(info.value) and info.value.field == "delta"
 
 

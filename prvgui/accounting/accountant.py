@@ -295,7 +295,8 @@ class Accountant:
             outside = max(asked_lo - res.lower, res.upper - asked_hi)
             if outside > 0.01 * (asked_hi - asked_lo) + 10 * level:
                 self._note(f"δ at ε = {number_text(epsilon)}: the bracket [{res.lower:.3g}, "
-                           f"{res.upper:.3g}] is wider than the accuracy ±{self.eps_error_used:.3g} in ε asks for "
+                           f"{res.upper:.3g}] is wider than the accuracy ±{self.eps_error_used:.3g} "
+                           f"in ε asks for "
                            f"([{asked_lo:.3g}, {asked_hi:.3g}]): {self._why_wide(sides)}")
         return res
 

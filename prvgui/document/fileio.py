@@ -8,8 +8,9 @@
 Files are untrusted: the loader parses plain JSON only (NaN, Infinity and
 duplicate keys are rejected), checks every field and reports the first problem
 as ``FileFormatError`` naming the row, the file's key and the field's label, e.g.
-``row 3 (Gaussian), sigma: Noise σ must be at least 0; the file has -1``. Numbers too large
-for a float (``1e400``) are kept as their text, so that the message shows them as written. Saves are atomic: the
+``row 3 (Gaussian), sigma: Noise σ must be at least 0; the file has -1``. Numbers too
+large for a float (``1e400``) are kept as their text, so that the message shows them as
+written. Saves are atomic: the
 text goes to a temporary file in the same folder, is flushed to disk, and then
 renamed over the target.
 """

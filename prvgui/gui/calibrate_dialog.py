@@ -23,7 +23,7 @@ from ..accounting.calibrate import (Calibration, Infeasible, parameters_for, sea
 from ..accounting.mechanisms import kind_class
 from ..accounting.validate import check_number
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
-from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_field, fmt_value, parse_number
+from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_field, parse_number
 from .calibration_job import CalibrationOutcome, CalibrationRequest, run_calibration
 from .calibration_plot import CalibrationPlot
 from .row_form import COUNT_TIP

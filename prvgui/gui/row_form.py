@@ -72,7 +72,8 @@ class RowForm(QGroupBox):
         self.kind = QComboBox()
         for key, title in KIND_TITLES.items():
             self.kind.addItem(title, key)
-            self.kind.setItemData(self.kind.count() - 1, kind_class(key).describe(), Qt.ItemDataRole.ToolTipRole)
+            self.kind.setItemData(self.kind.count() - 1, kind_class(key).describe(),
+                                  Qt.ItemDataRole.ToolTipRole)
         self.kind.setToolTip("The mechanism each run uses; parameters it shares with the old one are kept.")
         self.kind.activated.connect(self._kind_chosen)
         self.layout_.addRow("Label", self.label)

@@ -19,7 +19,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QApplication, QStyle
 
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..document.model import KIND_TITLES, Document, RowSpec, param_names
+from ..document.model import KIND_TITLES, Document, RowSpec
 from .fmt import fmt_count, param_summary, parse_count
 
 COL_LABEL, COL_KIND, COL_PARAMS, COL_COUNT = range(4)

@@ -98,13 +98,14 @@ def test_invalid_targets_are_flagged_and_nothing_is_computed(qtbot, window, load
     with qtbot.waitSignal(window.recomputer.blocked, timeout=TIMEOUT) as blocker:
         err.selectAll()
         qtbot.keyClicks(err, "1e-9")
-    assert blocker.args[0] == "fix the targets: Accuracy (ε error) must be between 1e-6 and 10; you typed 1e-9"
+    assert blocker.args[0] == ("fix the targets: Accuracy (ε error) must be between 1e-6 and 10; "
+                               "you typed 1e-9")
     assert window.doc.targets.eps_error != 1e-9
     assert window.targets.error() is not None
     # and a composition cannot be saved while a target is invalid
     assert not window.files.save_as(window.files.last_folder() + "/never.json")
-    assert window.errors[-1] == ("Fix the targets before saving: Accuracy (ε error) must be between 1e-6 and 10; "
-                                 "you typed 1e-9")
+    assert window.errors[-1] == ("Fix the targets before saving: Accuracy (ε error) must be between "
+                                 "1e-6 and 10; you typed 1e-9")
 
 
 def test_cancel_stops_a_long_job_and_the_window_stays_responsive(qtbot, window):

@@ -102,7 +102,8 @@ def test_unsaved_changes_prompt(qtbot, window, load, tmp_path):
 def test_an_invalid_row_cannot_be_saved(window, tmp_path):
     window.editor.insert(0, RowSpec("gaussian", {"sigma": "abc"}, 1, ""))
     assert not window.files.save_as(tmp_path / "x.json")
-    assert "row 1" in window.errors[-1] and 'Noise σ must be a number (at least 0); you typed "abc"' in window.errors[-1]
+    assert "row 1" in window.errors[-1]
+    assert 'Noise σ must be a number (at least 0); you typed "abc"' in window.errors[-1]
     assert not (tmp_path / "x.json").exists()
 
 

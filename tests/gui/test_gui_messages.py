@@ -49,7 +49,8 @@ def _bad_values(spec, optional):
 
 
 @pytest.mark.parametrize("kind,name,label,optional", FIELDS)
-def test_typing_a_bad_parameter_names_the_label_and_the_value_once(qtbot, window, kind, name, label, optional):
+def test_typing_a_bad_parameter_names_the_label_and_the_value_once(qtbot, window, kind, name, label,
+                                                                   optional):
     window.doc.reset([RowSpec.default(kind)], "add_remove", FAST_TARGETS)
     window.composition.select_row(0)
     form = window.composition.form
@@ -190,7 +191,8 @@ def test_the_results_table_shows_every_column_at_1024_and_1280(qtbot, window, ex
     for width, height in ((1024, 700), (1280, 800)):
         _settle(window, width, height)
         assert window.width() == width
-        assert _all_columns_visible(table), (width, [table.columnWidth(c) for c in range(table.columnCount())])
+        widths = [table.columnWidth(c) for c in range(table.columnCount())]
+        assert _all_columns_visible(table), (width, widths)
         # text wraps at words, never inside one: each text column is at least as wide as its longest word
         for c in (0, 1, 4):
             fm = table.fontMetrics()

@@ -23,7 +23,8 @@ def test_parse_number(text, value):
 
 
 def test_parse_number_keeps_what_is_not_a_finite_number_as_text_for_validation_to_reject():
-    assert parse_number("nan") == "nan" and parse_number("-inf") == "-inf" and parse_number(" 1e400") == " 1e400"
+    assert parse_number("nan") == "nan" and parse_number("-inf") == "-inf"
+    assert parse_number(" 1e400") == " 1e400"
     assert parse_number("1e-5") == 1e-5 and parse_number("abc") == "abc"
 
 
@@ -92,7 +93,8 @@ def test_dpsgd_dialog_shows_the_steps_and_builds_a_row(qtbot):
     assert not ok.isEnabled()
     dialog.fields["batch"].setText("512")
     dialog.fields["sigma"].setText("-1")
-    assert dialog.row() is None and dialog.error_label.text() == "Noise multiplier σ must be at least 0; you typed -1"
+    assert dialog.row() is None
+    assert dialog.error_label.text() == "Noise multiplier σ must be at least 0; you typed -1"
     assert dialog.fields["sigma"].styleSheet()
 
 
