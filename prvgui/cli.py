@@ -33,14 +33,14 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _number(text: str) -> float:
+def _number(text: str) -> float | str:
+    """A finite number as a float; anything else stays text, for the option's own check to
+    reject with a message that names it (``--delta must be ...; you typed 1e400``)."""
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
-    return v
+        return text
+    return v if math.isfinite(v) else text
 
 
 def _parser() -> _Parser:
@@ -96,8 +96,8 @@ def _inputs(args):
     from .accounting.validate import check_delta, check_eps_error
     comp = api.load(args.file)
     delta = getattr(args, "delta", None)
-    delta = check_delta(delta if delta is not None else comp.targets.delta, "--delta")
-    err = check_eps_error(args.eps_error if args.eps_error is not None else comp.targets.eps_error)
+    delta = comp.targets.delta if delta is None else check_delta(delta, "--delta")
+    err = comp.targets.eps_error if args.eps_error is None else check_eps_error(args.eps_error, "--eps-error")
     return comp, delta, err, comp.engine_rows()
 
 
@@ -155,8 +155,8 @@ def _run_curve(args) -> int:
     doc, delta, err, rows = _inputs(args)
     points = args.points
     if points is not None and not 2 <= points <= (200 if args.kind == "steps" else 100_000):
-        raise ValueError(f"--points must be in [2, {200 if args.kind == 'steps' else 100000}], "
-                         f"got {points}")
+        raise ValueError(f"--points must be between 2 and {200 if args.kind == 'steps' else 100000}; "
+                         f"you typed {points}")
     steps_row = None
     if args.kind == "steps":
         if not rows:
@@ -164,7 +164,7 @@ def _run_curve(args) -> int:
         steps_row = args.row if args.row is not None else max(range(len(rows)),
                                                                key=lambda i: rows[i].count)
         if not 0 <= steps_row < len(rows):
-            raise ValueError(f"--row must be in [0, {len(rows) - 1}], got {steps_row}")
+            raise ValueError(_row_range(rows, steps_row))
     req = Request(tuple(rows), delta=delta, epsilon=None, eps_error=err,
                   neighbouring=doc.neighbouring, group_size=doc.group_size,
                   profile_points=(points or 200) if args.kind == "profile" else 0,
@@ -176,14 +176,22 @@ def _run_curve(args) -> int:
     return 0
 
 
+def _row_range(rows, typed: int) -> str:
+    n = len(rows)
+    return (f"--row must be a row index from 0 to {n - 1} (rows count from 0; the file has {n} "
+            f"row{'s' if n != 1 else ''}); you typed {typed}")
+
+
 def _run_calibrate(args) -> int:
     from .accounting.calibrate import calibrate
+    from .accounting.validate import check_number
     comp, delta, err, rows = _inputs(args)
     if not rows:
         raise ValueError("the composition has no rows")
     if not 0 <= args.row < len(rows):
-        raise ValueError(f"--row must be in [0, {len(rows) - 1}], got {args.row}")
-    c = calibrate(rows, args.row, args.parameter, args.target_epsilon, delta, err, relation=comp.relation)
+        raise ValueError(_row_range(rows, args.row))
+    target = check_number("--target-epsilon", args.target_epsilon, 0.0, lo_open=True)
+    c = calibrate(rows, args.row, args.parameter, target, delta, err, relation=comp.relation)
     value = int(c.value) if c.parameter == "count" else c.value
     if args.json:
         out = c.as_dict()
@@ -248,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (ValueError, MemoryError, ArithmeticError, OSError) as exc:
         msg = str(exc) or type(exc).__name__
-        if isinstance(exc, MemoryError) and "eps_error" not in msg and "accuracy" not in msg:
+        msg = msg.replace("accuracy (ε error)", "--eps-error")  # the option's name here
+        if isinstance(exc, MemoryError) and "--eps-error" not in msg and "accuracy" not in msg:
             msg = f"{msg}; try a larger --eps-error"
         print(f"prvgui: error: {msg}", file=sys.stderr)
         return 2

@@ -41,11 +41,12 @@ def test_composition_from_a_plain_dict_and_back():
 
 
 def test_bad_input_names_the_field():
-    with pytest.raises(FileFormatError, match=r"mechanisms\[0\]\.sigma"):
+    with pytest.raises(FileFormatError, match=r"^row 1 \(Gaussian\), sigma: Noise σ must be at least 0; "
+                                              r"the file has -1$"):
         prvgui.Composition.from_dict({"mechanisms": [{"kind": "gaussian", "sigma": -1}]})
     with pytest.raises(TypeError, match="Composition"):
         prvgui.epsilon([1, 2], 1e-5)
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ValueError, match="^Target δ must be greater than 0 and less than 1; you typed 2$"):
         prvgui.epsilon({"mechanisms": [{"kind": "gaussian", "sigma": 1}]}, 2.0)
 
 

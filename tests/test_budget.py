@@ -14,7 +14,7 @@ def test_prv_headroom_is_exact_count():
     total = 200 + st.more
     assert Accountant([Row(SubsampledGaussian(1.0, 0.02), total)]).epsilon(1e-5).upper <= 3.0
     assert Accountant([Row(SubsampledGaussian(1.0, 0.02), total + 1)]).epsilon(1e-5).upper > 3.0
-    assert st.filter_decision is None and "description" in st.note
+    assert st.filter_decision is None and "(ε, δ) guarantee per run" in st.note
 
 
 def test_filter_formula_by_hand():
@@ -37,10 +37,11 @@ def test_over_budget_halts():
     assert st.decision == "HALT" and st.more == 0 and st.filter_decision == "HALT" and st.filter_more == 0
 
 
-@pytest.mark.parametrize("kw,needle", [(dict(eps_budget=0.0), "epsilon budget"),
-                                       (dict(eps_budget=math.nan), "epsilon budget"),
-                                       (dict(delta_budget=1.5), "delta budget"),
-                                       (dict(row_index=4), "row")])
+@pytest.mark.parametrize("kw,needle", [
+    (dict(eps_budget=0.0), "^ε budget must be greater than 0; you typed 0$"),
+    (dict(eps_budget=math.nan), "^ε budget must be a number .*; you typed nan$"),
+    (dict(delta_budget=1.5), "^δ budget must be greater than 0 and less than 1; you typed 1.5$"),
+    (dict(row_index=4), "row index must be from 0 to 0; got 4")])
 def test_bad_input(kw, needle):
     args = dict(rows=[Row(PureDP(0.1), 1)], eps_budget=1.0, delta_budget=1e-6)
     args.update(kw)

@@ -98,9 +98,11 @@ def test_not_applicable_notes():
     # RDP covers the Gaussian; the approx_dp rows join by basic composition
     gauss_only = compare_epsilon([Row(Gaussian(2.0), 1)], 1e-5 - 1e-7)["rdp"].value
     assert out["rdp"].value == pytest.approx(gauss_only + 10.0, rel=1e-12)
-    assert "delta > 0" in out["rdp"].note
+    assert out["rdp"].note == "Approximate (ε, δ)-DP rows with δ > 0 added by basic composition"
     assert out["gdp"].value is None and out["exact"].value is None and out["exact"].note
-    assert out["basic"].value is None and "Gaussian" in out["basic"].note
+    assert out["basic"].value is None
+    assert out["basic"].note == "Gaussian has no single (ε, δ) guarantee per run"
+    assert "approx_dp" not in out["exact"].note and "gaussian" not in out["exact"].note
     out = compare_epsilon([Row(ApproxDP(1.0, 1e-3), 10)], 1e-5)  # deltas exceed target
     assert out["basic"].value == math.inf and out["advanced"].value is None
     assert rdp_delta_curve([Row(ApproxDP(1.0, 1e-8), 1)], [0.5, 1.0]).tolist() == [1.0, 1e-8]
@@ -325,15 +327,15 @@ def test_extreme_inputs_never_nan(rows):
 # ---------------------------------------------------------------- validation
 @pytest.mark.parametrize("delta", [0, 1, 1.0, -1e-3, 2, math.nan, math.inf, "0.1", None, True])
 def test_bad_delta(delta):
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ValueError, match="^Target δ must be"):
         compare_epsilon([Row(Gaussian(1.0))], delta)
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ValueError, match="^Target δ must be"):
         epsilon_vs_count([Row(Gaussian(1.0))], 0, [1], delta)
 
 
 @pytest.mark.parametrize("epsilon", [-1.0, math.nan, math.inf, -math.inf, "1", None])
 def test_bad_epsilon(epsilon):
-    with pytest.raises(ValueError, match="epsilon"):
+    with pytest.raises(ValueError, match="^ε must be"):
         compare_delta([Row(Gaussian(1.0))], epsilon)
 
 

@@ -31,34 +31,51 @@ def test_issue_example():
 
 
 BAD = [
-    (doc_text([{"kind": "gausian", "sigma": 1}]), "mechanisms[0].kind"),
-    (doc_text([{"kind": "gaussian"}]), "mechanisms[0].sigma"),
-    (doc_text([{"kind": "gaussian", "sigma": 1}, {"kind": "gaussian", "sigma": -1}]), "mechanisms[1].sigma"),
-    (doc_text([{"kind": "gaussian", "sigma": "1"}]), "mechanisms[0].sigma"),
-    (doc_text([{"kind": "gaussian", "sigma": 1, "noise": 3}]), "mechanisms[0].noise"),
-    (doc_text([{"kind": "gaussian", "sigma": 1, "count": 0}]), "mechanisms[0].count"),
-    (doc_text([{"kind": "gaussian", "sigma": 1, "count": 2.5}]), "mechanisms[0].count"),
-    (doc_text([{"kind": "gaussian", "sigma": 1, "count": True}]), "mechanisms[0].count"),
-    (doc_text([{"kind": "approx_dp", "epsilon": 1, "delta": 2}]), "mechanisms[0].delta"),
+    (doc_text([{"kind": "gausian", "sigma": 1}]),
+     'row 1, kind: the mechanism must be one of approx_dp, gaussian, laplace, pure_dp, randomized_response, '
+     'subsampled_gaussian, subsampled_laplace; the file has "gausian"'),
+    (doc_text([{"kind": "gaussian"}]),
+     "row 1 (Gaussian), sigma: Noise σ must be a number (at least 0); it is missing"),
+    (doc_text([{"kind": "gaussian", "sigma": 1}, {"kind": "gaussian", "sigma": -1}]),
+     "row 2 (Gaussian), sigma: Noise σ must be at least 0; the file has -1"),
+    (doc_text([{"kind": "gaussian", "sigma": "1"}]),
+     'row 1 (Gaussian), sigma: Noise σ must be a number (at least 0), not text; the file has "1"'),
+    (doc_text([{"kind": "gaussian", "sigma": 1, "noise": 3}]), "row 1 (Gaussian), noise: not a field"),
+    (doc_text([{"kind": "gaussian", "sigma": 1, "count": 0}]),
+     "row 1 (Gaussian), count: Count must be a whole number from 1 to 1,000,000,000; the file has 0"),
+    (doc_text([{"kind": "gaussian", "sigma": 1, "count": 2.5}]),
+     "row 1 (Gaussian), count: Count must be a whole number from 1 to 1,000,000,000; the file has 2.5"),
+    (doc_text([{"kind": "gaussian", "sigma": 1, "count": True}]), "the file has true"),
+    (doc_text([{"kind": "approx_dp", "epsilon": 1, "delta": 2}]),
+     "row 1 (Approximate (ε, δ)-DP), delta: δ must be between 0 and 1; the file has 2"),
     (doc_text([{"kind": "subsampled_gaussian", "sigma": 1, "sampling_rate": 1.5}]),
-     "mechanisms[0].sampling_rate"),
-    (doc_text([{"kind": "gaussian", "sigma": 1, "label": 7}]), "mechanisms[0].label"),
-    (doc_text([["gaussian"]]), "mechanisms[0]"),
+     "row 1 (Subsampled Gaussian (DP-SGD step)), sampling_rate: Sampling rate q must be between 0 and 1; "
+     "the file has 1.5"),
+    (doc_text([{"kind": "subsampled_gaussian", "sigma": 1.5, "sampling_rate": 0.1}]).replace("1.5", "1e400"),
+     "row 1 (Subsampled Gaussian (DP-SGD step)), sigma: Noise multiplier σ must be at most 1.8e308; "
+     "the file has 1e400"),
+    (doc_text([{"kind": "gaussian", "sigma": 1, "label": 7}]), "row 1 (Gaussian), label:"),
+    (doc_text([["gaussian"]]), "row 1 of mechanisms must be an object; the file has a list"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": NaN}]}',
      "NaN"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": Infinity}]}',
      "Infinity"),
     (doc_text([]).replace('"version": 1', '"version": 3'), "version 3"),
-    (doc_text([]).replace('"version": 1', '"version": "1"'), "version"),
-    (doc_text([]).replace('"prvgui.composition"', '"other"'), "format"),
-    (doc_text([], neighbouring="replace"), "neighbouring"),
-    (doc_text([], extra=1), "extra"),
-    (doc_text({"kind": "gaussian"}), "mechanisms must be a list"),
+    (doc_text([]).replace('"version": 1', '"version": "1"'),
+     'version: must be a whole number; the file has "1"'),
+    (doc_text([]).replace('"prvgui.composition"', '"other"'), 'format: must be "prvgui.composition"'),
+    (doc_text([], neighbouring="replace"), 'neighbouring: must be "add_remove"'),
+    (doc_text([], extra=1), "extra: not a field of a composition file"),
+    (doc_text({"kind": "gaussian"}), "mechanisms: must be a list of rows; the file has an object"),
     ('{"format": "prvgui.composition", "format": "x"}', "duplicate"),
     ("[1, 2", "not valid JSON"),
     ("[" * 100000 + "]" * 100000, "nested too deeply"),
-    (doc_text([], targets={"delta": 0}), "targets.delta"),
-    (doc_text([], targets={"eps_error": 1e9}), "targets.eps_error"),
+    (doc_text([], targets={"delta": 0}),
+     "targets, delta: Target δ must be greater than 0 and less than 1; the file has 0"),
+    (doc_text([], targets={"delta": 1}), "targets, delta: Target δ must be greater than 0 and less than 1; "
+                                         "the file has 1"),
+    (doc_text([], targets={"eps_error": 1e9}),
+     "targets, eps_error: Accuracy (ε error) must be between 1e-6 and 10; the file has 1e9"),
 ]
 
 
@@ -123,8 +140,8 @@ def test_document_events_and_validation():
     doc.replace(0, doc.row(0).with_param("sigma", -3))
     doc.move(1, 0)
     assert seen == [("insert", 0), ("insert", 1), ("change", 0), ("move", (1, 0))]
-    assert doc.errors() == [(1, "sigma must be >= 0, got -3")]
-    with pytest.raises(ValueError, match="row 2"):
+    assert doc.errors() == [(1, "Noise σ must be at least 0; you typed -3")]
+    with pytest.raises(ValueError, match=r"^row 2 \(Gaussian\): Noise σ must be at least 0; you typed -3$"):
         doc.engine_rows()
 
 

@@ -77,9 +77,9 @@ def test_cancel_is_honoured_quickly():
 def test_empty_and_invalid_requests():
     res = compute(Request((), steps_row=None))
     assert (res.epsilon.lower, res.epsilon.upper) == (0.0, 0.0)
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ValueError, match="^Target δ must be a number"):
         compute(Request((Row(Laplace(1.0), 1),), delta=math.nan))
-    with pytest.raises(ValueError, match="epsilon"):
+    with pytest.raises(ValueError, match="^ε must be at least 0; you typed -1$"):
         compute(Request((Row(Laplace(1.0), 1),), epsilon=-1.0))
 
 

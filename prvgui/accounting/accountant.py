@@ -31,7 +31,7 @@ from .compose import INTERRUPTIBLE_SIZE, N_MAX, compose, interruptible
 from .errors import Cancelled
 from .kinds.base import ORDERS, Relation, as_relation
 from .mechanisms import Neighbouring, Row
-from .validate import check_delta, check_eps_error, check_epsilon
+from .validate import check_delta, check_eps_error, check_epsilon, number_text
 from .closed_form import closed_form
 from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
@@ -251,8 +251,9 @@ class Accountant:
         """Human-readable notes about the answers given so far."""
         out = list(self._notes)
         if self.eps_error_used > self.eps_error * (1 + 1e-9):
-            out.insert(0, f"the grid is limited to {self.n_max} points, so the bracket is wider than "
-                          f"requested: eps_error {self.eps_error_used:.3g} instead of {self.eps_error:g}")
+            out.insert(0, f"the grid is limited to {self.n_max:,} points, so the bracket is wider than "
+                          f"requested: accuracy ±{self.eps_error_used:.3g} instead of "
+                          f"±{number_text(self.eps_error)}")
         return out
 
     # ------------------------------------------------------------ queries
@@ -278,8 +279,8 @@ class Accountant:
             ext = delta in self._used
             sides = [self._cache[k] for o in self.orders for k in ((o, level, ext, False),)
                      if k in self._cache]
-            self._note(f"epsilon at delta {delta:g}: the bracket is wider than 2 * eps_error"
-                       + (" and its upper bound is infinite" if math.isinf(res.upper) else "")
+            self._note(f"ε at δ = {number_text(delta)}: the bracket is wider than 2 × the accuracy "
+                       "(ε error)" + (" and its upper bound is infinite" if math.isinf(res.upper) else "")
                        + f": {self._why_wide(sides)}")
         return res
 
@@ -311,8 +312,9 @@ class Accountant:
             # beyond it by more than 1% of its width or than the additive error the level plans for
             outside = max(asked_lo - res.lower, res.upper - asked_hi)
             if outside > 0.01 * (asked_hi - asked_lo) + 10 * level:
-                self._note(f"delta at epsilon {epsilon:g}: the bracket [{res.lower:.3g}, {res.upper:.3g}] "
-                           f"is wider than eps_error {self.eps_error_used:g} asks for "
+                self._note(f"δ at ε = {number_text(epsilon)}: the bracket [{res.lower:.3g}, "
+                           f"{res.upper:.3g}] is wider than the accuracy ±{self.eps_error_used:.3g} "
+                           f"in ε asks for "
                            f"([{asked_lo:.3g}, {asked_hi:.3g}]): {self._why_wide(sides)}")
         return res
 
@@ -365,10 +367,10 @@ class Accountant:
         worst = max(profs, key=lambda s: s.profile.err_rel)
         if worst.profile.err_rel > 0.01:
             return (f"the rounding of the rows' probabilities over {worst.budget.get('K', 0)} draws allows "
-                    f"a relative error of {worst.profile.err_rel:.2g} in delta")
+                    f"a relative error of {worst.profile.err_rel:.2g} in δ")
         err = max(s.budget.get("total_abs", 0.0) for s in profs)
         return (f"its additive error {err:.1g} (float64 round-off of the composition) is not small "
-                "against delta")
+                "against δ")
 
     def epsilon_vs_count(self, row_index: int, counts: Sequence[int], delta: float,
                          progress=None) -> tuple[np.ndarray, list[Bounds]]:

@@ -22,8 +22,8 @@ from typing import Callable, Sequence
 
 from .accountant import Accountant, rows_under
 from .kinds.base import Relation, as_relation
-from .validate import check_delta, check_eps_error
-from .calibrate import Infeasible, calibrate
+from .validate import check_delta, check_eps_error, check_number
+from .calibrate import COUNT_SEARCH, Infeasible, calibrate
 from .mechanisms import Row
 from .profile import Bounds
 
@@ -67,14 +67,12 @@ def budget_status(rows: Sequence[Row], eps_budget: float, delta_budget: float,
                   cancel: Callable[[], bool] | None = None, relation: Relation | None = None) -> BudgetStatus:
     """Budget use of ``rows`` against (eps_budget, delta_budget) and headroom for one row, under
     ``relation`` (default add/remove one record)."""
-    if isinstance(eps_budget, bool) or not isinstance(eps_budget, (int, float)) \
-            or not math.isfinite(eps_budget) or eps_budget <= 0:
-        raise ValueError(f"epsilon budget must be a finite number > 0, got {eps_budget!r}")
-    delta_budget = check_delta(delta_budget, "delta budget")
+    eps_budget = check_number("ε budget", eps_budget, 0.0, lo_open=True, field="eps_budget")
+    delta_budget = check_delta(delta_budget, "δ budget")
     eps_error = check_eps_error(eps_error)
     rows = rows_under(list(rows), as_relation(relation))  # each row's pair under the relation
     if row_index is not None and not 0 <= row_index < len(rows):
-        raise ValueError(f"row must be in [0, {len(rows) - 1}], got {row_index}")
+        raise ValueError(f"the row index must be from 0 to {len(rows) - 1}; got {row_index}")
     b = Accountant(rows, eps_error, cancel=cancel).epsilon(delta_budget)
     used = b.upper / eps_budget
     decision = "CONTINUE" if b.upper <= eps_budget else "HALT"
@@ -85,18 +83,21 @@ def budget_status(rows: Sequence[Row], eps_budget: float, delta_budget: float,
             c = calibrate(rows, row_index, "count", eps_budget, delta_budget, eps_error, cancel=cancel)
             more = max(0, int(c.value) - rows[row_index].count)
             if c.at_bound:
-                notes.append("the count search stopped at its bound")
+                notes.append(f"the count search stopped at its limit of {int(COUNT_SEARCH.hi):,} runs")
         except Infeasible:
             more = 0
     # privacy filter (adaptive), rows with an (epsilon, delta) description only
     f_dec = f_more = None
     if delta_budget >= 1 / math.e:
-        notes.append("the privacy filter needs delta budget < 1/e")
+        notes.append("the privacy filter needs a δ budget below 1/e (0.3679)")
     else:
+        live = [r for r in rows if r.count > 0 and not r.mechanism.is_trivial()]
         descr = [(r.count, *r.mechanism.eps_delta()) if r.mechanism.eps_delta() is not None else None
-                 for r in rows if r.count > 0 and not r.mechanism.is_trivial()]
+                 for r in live]
         if None in descr:
-            notes.append("the privacy filter needs an (epsilon, delta) description of every row")
+            titles = list(dict.fromkeys(r.mechanism.title for r in live if r.mechanism.eps_delta() is None))
+            notes.append(f"the privacy filter needs one (ε, δ) guarantee per run of every row, and "
+                         f"{' and '.join(titles)} has none")
         else:
             f_dec = "CONTINUE" if _filter_continues(descr, eps_budget, delta_budget) else "HALT"
             if row_index is not None:

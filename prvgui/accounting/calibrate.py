@@ -24,7 +24,7 @@ import numpy as np
 
 from .accountant import Accountant
 from .kinds.base import Relation, as_relation
-from .validate import check_delta, check_eps_error
+from .validate import check_delta, check_eps_error, check_number, number_text
 from .errors import Cancelled
 from .kinds.base import Search
 from .mechanisms import MAX_COUNT, Row, kind_class
@@ -40,9 +40,17 @@ def search_spec(kind: str, parameter: str) -> Search:
         return COUNT_SEARCH
     spec = kind_class(kind).param_specs().get(parameter)
     if spec is None or spec.search is None:
-        raise ValueError(f"parameter must be one of {', '.join(parameters_for(kind))} for a "
-                         f"{kind} row, got {parameter!r}")
+        raise ValueError(f"a {kind_class(kind).title} row can be calibrated for "
+                         f"{', '.join(parameters_for(kind))}; not for {parameter!r}")
     return spec.search
+
+
+def _words(kind: str, parameter: str) -> tuple[str, str]:
+    """(title, symbol) of a parameter as messages name it: ``("Noise σ", "σ")``."""
+    if parameter == "count":
+        return "count", "count"
+    spec = kind_class(kind).param_specs()[parameter]
+    return spec.title, spec.symbol
 
 
 def parameters_for(kind: str) -> list[str]:
@@ -139,12 +147,10 @@ def calibrate(rows: list[Row], row_index: int, parameter: str, target_epsilon: f
     (under ``relation``: neighbouring relation and group size; default add/remove one record)."""
     rows = list(rows)
     if not 0 <= row_index < len(rows):
-        raise ValueError(f"row must be in [0, {len(rows) - 1}], got {row_index}")
+        raise ValueError(f"the row index must be from 0 to {len(rows) - 1}; got {row_index}")
     search_spec(rows[row_index].mechanism.kind, parameter)  # raises for a parameter it cannot solve
-    if isinstance(target_epsilon, bool) or not isinstance(target_epsilon, (int, float)) or \
-            not math.isfinite(target_epsilon) or target_epsilon <= 0:
-        raise ValueError(f"target epsilon must be a finite number > 0, got {target_epsilon!r}")
-    delta = check_delta(delta)
+    target_epsilon = check_number("Target ε", target_epsilon, 0.0, lo_open=True, field="target_epsilon")
+    delta = check_delta(delta, "δ")
     eps_error = check_eps_error(eps_error)
     ctx = _Ctx(rows, row_index, parameter, float(target_epsilon), delta, eps_error, progress, cancel,
                as_relation(relation))
@@ -189,10 +195,12 @@ class _Ctx:
         at_p = self._eps(p_end, self.eps_error)
         if at_p.upper > self.target:
             rest = self._rest()
-            why = (f"the other rows alone give epsilon up to {rest.upper:.4g}" if rest.upper > self.target
-                   else f"even {self.parameter} = {p_end:g} gives epsilon up to {at_p.upper:.4g}")
-            raise Infeasible(f"no {self.parameter} in [{lo:g}, {hi:g}] reaches epsilon "
-                             f"{self.target:g} at delta {self.delta:g}: {why}")
+            title, sym = _words(self.rows[self.j].mechanism.kind, self.parameter)
+            why = (f"the other rows alone give ε up to {rest.upper:.4g}" if rest.upper > self.target
+                   else f"even {sym} = {number_text(p_end)} gives ε up to {at_p.upper:.4g}")
+            name = title[0].lower() + title[1:]  # "noise multiplier σ" mid-sentence
+            raise Infeasible(f"no {name} from {number_text(lo)} to {number_text(hi)} reaches "
+                             f"ε = {number_text(self.target)} at δ = {number_text(self.delta)}: {why}")
         # coarse stage: bisect in log space on the estimate, aiming half a bracket below
         coarse = max(self.eps_error, 0.1)
         aim = self.target - 0.95 * self.eps_error
@@ -260,9 +268,10 @@ class _Ctx:
         one = self._count_bounds(acc, [1])[0]
         if one.upper > self.target:
             rest = self._rest()
-            why = (f"the other rows alone give epsilon up to {rest.upper:.4g}" if rest.upper > self.target
-                   else f"a single composition already gives epsilon up to {one.upper:.4g}")
-            raise Infeasible(f"no count reaches epsilon {self.target:g} at delta {self.delta:g}: {why}")
+            why = (f"the other rows alone give ε up to {rest.upper:.4g}" if rest.upper > self.target
+                   else f"one run of the row already gives ε up to {one.upper:.4g}")
+            raise Infeasible(f"no count reaches ε = {number_text(self.target)} at δ = "
+                             f"{number_text(self.delta)}: {why}")
         good, bad = 1, None
         limit = COUNT_SEARCH.hi
         # coarse stage (eps_error >= 0.1): bracket the count on the estimate, cheaply

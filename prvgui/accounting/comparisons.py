@@ -197,30 +197,53 @@ def _kov(e0: float, d0: float, k: int, x: float, want_eps: bool) -> float:
 
 
 # ------------------------------------------------------------------ the accountants
+def _titles(rows: Sequence[Row]) -> str:
+    """The kinds of ``rows`` as people read them: ``Gaussian and Laplace``."""
+    titles = list(dict.fromkeys(r.mechanism.title for r in rows))
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+
+
 def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[float | None, str]:
-    """One accountant: epsilon at delta = x (want_eps) or delta at epsilon = x."""
+    """One accountant: epsilon at delta = x (want_eps) or delta at epsilon = x. The note says
+    why it gave no answer (or an infinite one) in words about the rows there are."""
     if name == "rdp":
         r, e_sum, d_sum = _rdp_split(active)
-        note = "rows with delta > 0 added by basic composition" if d_sum > 0 else ""
+        with_delta = [row for row in active if _row_rdp(row.mechanism) is None]
+        note = (f"{_titles(with_delta)} rows with δ > 0 added by basic composition" if with_delta else "")
+        unbounded = [row for row in active if (u := _row_rdp(row.mechanism)) is not None
+                     and not np.isfinite(u).any()]
         if want_eps:
             v = _rdp_eps_split(r, e_sum, d_sum, x)
-            return v, (note if math.isfinite(v) else "delta is not larger than the rows' deltas")
+            if math.isfinite(v):
+                return v, note
+            if d_sum >= x:
+                return v, f"the target δ is not above the {_titles(with_delta)} rows' total δ"
+            if unbounded:
+                return v, f"the Rényi divergence of {_titles(unbounded)} with these parameters is infinite"
+            return v, note
         return float(_rdp_delta_split(r, e_sum, d_sum, np.array([x]))[0]), note
     if name == "gdp":
         if (mu2 := _gdp_total(active)[0]) is None:
-            return None, "GDP does not apply to rows with delta > 0"
+            with_delta = [r for r in active if _row_mu2(r.mechanism) is None]
+            return None, f"GDP does not describe {_titles(with_delta)} rows with δ > 0"
         mu = math.sqrt(mu2)
         return (gdp.epsilon(mu, x) if want_eps else float(np.exp(gdp.log_delta(mu, x)))), ""
     if name == "exact":
         pairs = {r.mechanism.exact_eps_delta() for r in active}
-        if None in pairs or len(pairs) > 1:
-            return None, "exact only for one homogeneous pure/approximate-DP row"
+        if None in pairs:
+            if all(r.mechanism.gaussian_mu() is not None for r in active):
+                return None, "every row is Gaussian: the GDP / CLT row is exact"
+            other = [r for r in active if r.mechanism.exact_eps_delta() is None]
+            return None, f"no exact formula here for {_titles(other)}"
+        if len(pairs) > 1:
+            return None, "exact only when every row has the same ε and δ"
         (e0, d0), k = pairs.pop(), sum(r.count for r in active)
         return _kov(e0, d0, k, x, want_eps), ""
     params = {r.mechanism.eps_delta() for r in active}
     if None in params:
-        title = next(r.mechanism.title for r in active if r.mechanism.eps_delta() is None)
-        return None, f"{title} has no (epsilon, delta) description"
+        other = [r for r in active if r.mechanism.eps_delta() is None]
+        verb = "has" if len({r.mechanism.title for r in other}) == 1 else "have"
+        return None, f"{_titles(other)} {verb} no single (ε, δ) guarantee per run"
     with np.errstate(over="ignore"):
         terms = [(r.count, *r.mechanism.eps_delta()) for r in active]
         e1, d1 = math.fsum(c * e for c, e, _ in terms), math.fsum(c * d for c, _, d in terms)
@@ -229,13 +252,13 @@ def _compute(name: str, active: list[Row], x: float, want_eps: bool) -> tuple[fl
     if want_eps:
         basic = e1 if d1 <= x else math.inf
         if name == "basic":
-            return basic, "" if d1 <= x else "sum of row deltas exceeds delta"
+            return basic, "" if d1 <= x else f"the rows' total δ ({d1:.3g}) is above the target δ ({x:.3g})"
         if x <= d1:
-            return None, "delta is not larger than the sum of row deltas"
+            return None, f"the target δ is not above the rows' total δ ({d1:.3g})"
         return min(basic, math.sqrt(-2 * math.log(x - d1) * s2) + drift), ""
     basic = min(1.0, d1) if e1 <= x else 1.0
     if name == "basic":
-        return basic, "" if e1 <= x else "epsilon is below the sum of row epsilons"
+        return basic, "" if e1 <= x else f"ε = {x:.3g} is below the rows' total ε ({e1:.3g})"
     if x > drift:  # advanced: the smallest delta' with sqrt(2 log(1/delta') s2) + drift <= x
         basic = min(basic, 1.0, d1 + (math.exp(-(x - drift) * (x - drift) / (2 * s2)) if s2 > 0 else 0.0))
     return basic, ""
@@ -262,7 +285,10 @@ def _compare(rows: Sequence[Row], x: float, want_eps: bool) -> dict[str, Compari
     for name, (label, kind) in _LABELS.items():
         if blatant or not active:
             value = (math.inf if want_eps else 1.0) if blatant else 0.0
-            note = "a row is not private at all" if blatant else "empty composition"
+            open_rows = [r for r in active if r.mechanism.is_blatant()]
+            note = (f"{_titles(open_rows)} with these parameters is not private at all" if blatant
+                    else "nothing leaks: every row runs 0 times or adds nothing" if rows
+                    else "empty composition")
         else:
             value, note = _compute(name, active, x, want_eps)
         if value is not None and math.isnan(value):

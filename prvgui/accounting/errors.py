@@ -12,17 +12,19 @@ class GridTooLarge(MemoryError):
     """The window needs more FFT points than allowed; ``width`` is its length in loss units."""
 
     def __init__(self, n: int, n_max: int, width: float) -> None:
-        super().__init__(f"the composition needs an FFT of {n} points (limit {n_max})")
+        super().__init__(f"the composition needs an FFT of {n:,} points, more than the limit of {n_max:,}")
         self.n = n
         self.width = width
 
 
 def grid_exhausted(width: float, eps_error_needed: float, n_max: int) -> MemoryError:
-    """The error for a composition whose loss range no allowed grid can hold."""
+    """The error for a composition whose loss range no allowed grid can hold. Its advice names
+    the setting as the form does, "accuracy (ε error)" (the command line puts its option's name
+    in its place), and is only ever one piece of advice."""
     msg = (f"the privacy loss of this composition spans {width:.3g} nats, more than "
-           f"{n_max} grid points can hold at this accuracy")
+           f"{n_max:,} grid points can hold at this accuracy")
     if eps_error_needed <= 10:
-        msg += f"; an eps_error of about {eps_error_needed:.2g} would fit"
+        msg += f"; an accuracy (ε error) of about {eps_error_needed:.2g} would fit"
     else:
         msg += ("; no accuracy setting is coarse enough: the composition is far from private "
                 "at these parameters (for example a very small noise scale)")

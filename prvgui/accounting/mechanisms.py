@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from .kinds import DPSGD_KIND, KINDS, Mechanism, Neighbouring, kind_class, mechanism_from_params
 from .kinds.approx_dp import ApproxDP
 from .kinds.gaussian import Gaussian
@@ -16,6 +18,7 @@ from .kinds.pure_dp import PureDP
 from .kinds.randomized_response import RandomizedResponse
 from .kinds.subsampled_gaussian import SubsampledGaussian
 from .kinds.subsampled_laplace import SubsampledLaplace
+from .validate import NumberError
 
 __all__ = [
     "Mechanism", "Gaussian", "Laplace", "RandomizedResponse", "PureDP", "ApproxDP",
@@ -29,13 +32,13 @@ MECHANISM_KINDS = KINDS
 MAX_COUNT = 10**9
 
 
-def check_count(value: object, lo: int = 0, name: str = "count") -> int:
-    """An integer count in [lo, MAX_COUNT] (integral floats such as 1e4 are accepted)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            isinstance(value, float) and (not math.isfinite(value) or value != int(value))):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if not lo <= value <= MAX_COUNT:
-        raise ValueError(f"{name} must be an integer in [{lo}, {MAX_COUNT}], got {value!r}")
+def check_count(value: object, lo: int = 0, name: str = "Count", field: str | None = "count") -> int:
+    """An integer count in [lo, MAX_COUNT] (integral floats such as 1e4 are accepted); a
+    ``NumberError`` naming ``name`` otherwise."""
+    whole = (isinstance(value, (int, np.integer)) and not isinstance(value, bool)) or (
+        isinstance(value, float) and math.isfinite(value) and value == int(value))
+    if not whole or not lo <= value <= MAX_COUNT:
+        raise NumberError(name, f"a whole number from {lo} to {MAX_COUNT:,}", value, field)
     return int(value)
 
 

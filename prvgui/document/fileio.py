@@ -14,8 +14,10 @@ since); a version 1 file means add/remove, groups of one, Poisson sampling.
 
 Files are untrusted: the loader parses plain JSON only (NaN, Infinity and
 duplicate keys are rejected), checks every field and reports the first problem
-as ``FileFormatError`` naming the row and the field, e.g.
-``mechanisms[2].sigma: sigma must be >= 0, got -1``. Saves are atomic: the
+as ``FileFormatError`` naming the row, the file's key and the field's label, e.g.
+``row 3 (Gaussian), sigma: Noise σ must be at least 0; the file has -1``. Numbers too
+large for a float (``1e400``) are kept as their text, so that the message shows them as
+written. Saves are atomic: the
 text goes to a temporary file in the same folder, is flushed to disk, and then
 renamed over the target.
 """
@@ -32,8 +34,9 @@ import numpy as np
 
 from ..accounting.kinds.base import Relation, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..accounting.validate import check_number
-from .model import Composition, Document, RowSpec, Targets, check_count, param_names
+from ..accounting.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_RANGE, IN_FILE, NumberError,
+                                   check_number, given)
+from .model import KIND_TITLES, Composition, Document, RowSpec, Targets, check_count, param_names
 
 FORMAT = "prvgui.composition"
 VERSION = 2
@@ -51,6 +54,12 @@ class FileFormatError(ValueError):
 
 def _reject_constant(name: str) -> float:
     raise FileFormatError(f"{name} is not allowed in a composition file (numbers must be finite)")
+
+
+def _float_or_text(text: str) -> float | str:
+    """A JSON number as a float, or as its text when a float cannot hold it (1e400)."""
+    v = float(text)
+    return v if math.isfinite(v) else text
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
@@ -72,7 +81,8 @@ def loads_composition(text: str) -> Composition:
     if len(text) > MAX_BYTES:
         raise FileFormatError(f"file is larger than {MAX_BYTES} bytes")
     try:
-        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates,
+                          parse_float=_float_or_text)
     except FileFormatError:
         raise
     except RecursionError:
@@ -89,40 +99,48 @@ def from_dict(data: object) -> Document:
 
 def composition_from_dict(data: object) -> Composition:
     if not isinstance(data, dict):
-        raise FileFormatError("top level must be a JSON object")
+        raise FileFormatError(f"a composition file must hold one JSON object; this one holds "
+                              f"{_json_type(data)}")
     unknown = sorted(set(data) - TOP_KEYS)
     if unknown:
-        raise FileFormatError(f"unknown top-level field {unknown[0]!r}")
+        raise FileFormatError(f"{unknown[0]}: not a field of a composition file (its fields: "
+                              f"{', '.join(sorted(TOP_KEYS))})")
     if data.get("format") != FORMAT:
-        raise FileFormatError(f"format must be {FORMAT!r}, got {data.get('format')!r}")
+        what = "it is missing" if "format" not in data else given(data.get("format"), IN_FILE)
+        raise FileFormatError(f'format: must be "{FORMAT}" (is this a prvgui composition file?); {what}')
     version = data.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
-        raise FileFormatError(f"version must be an integer, got {version!r}")
+        what = "it is missing" if "version" not in data else given(version, IN_FILE)
+        raise FileFormatError(f"version: must be a whole number; {what}")
     if version not in VERSIONS:
         raise FileFormatError(f"version {version} is not supported (this prvgui reads versions "
                               f"{', '.join(map(str, VERSIONS))})")
     neighbouring = data.get("neighbouring", "add_remove")
     allowed = ("add_remove", "replace_one") if version >= 2 else ("add_remove",)
     if neighbouring not in allowed:
-        raise FileFormatError(f"neighbouring must be {' or '.join(repr(a) for a in allowed)}"
-                              f"{' in a version 1 file' if version == 1 else ''}, got {neighbouring!r}")
+        words = " or ".join(f'"{a}"' for a in allowed)
+        raise FileFormatError(f"neighbouring: must be {words}"
+                              + (" (add or remove one record) in a version 1 file" if version == 1 else
+                                 " (add or remove one record, or replace one)")
+                              + f"; {given(neighbouring, IN_FILE)}")
     if version == 1 and "group_size" in data:
-        raise FileFormatError("group_size: not part of version 1 files (save as version 2)")
+        raise FileFormatError("group_size: not part of version 1 files (version 2 has it)")
     try:
         relation = Relation(neighbouring, check_group_size(data.get("group_size", 1)))
-    except ValueError as exc:
-        raise FileFormatError(f"group_size: {exc}") from None
+    except NumberError as exc:
+        raise FileFormatError(f"group_size: {exc.message(IN_FILE)}") from None
     mechs = data.get("mechanisms")
     if not isinstance(mechs, list):
-        raise FileFormatError(f"mechanisms must be a list, got {type(mechs).__name__}")
+        what = "it is missing" if "mechanisms" not in data else f"the file has {_json_type(mechs)}"
+        raise FileFormatError(f"mechanisms: must be a list of rows; {what}")
     if len(mechs) > MAX_ROWS:
-        raise FileFormatError(f"mechanisms has {len(mechs)} rows (limit {MAX_ROWS})")
+        raise FileFormatError(f"mechanisms: the file has {len(mechs)} rows; at most {MAX_ROWS} can be read")
     rows = [_row(i, m, version) for i, m in enumerate(mechs)]
-    for i, r in enumerate(rows):
-        err = r.error(relation)
-        if err is not None:
-            field = "sampling" if "sampling" in err else "kind"
-            raise FileFormatError(f"mechanisms[{i}].{field}: {err}")
+    for i, r in enumerate(rows):  # each row must have a pair under the file's relation
+        problem = r.problem(relation)
+        if problem is not None:
+            field = getattr(problem, "field", None) or "kind"
+            raise FileFormatError(f"row {i + 1} ({r.title}), {field}: {problem}")
     targets = _targets(data.get("targets", {}))
     return Composition(tuple(rows), neighbouring, targets, relation.group_size)
 
@@ -133,57 +151,64 @@ V2_FIELDS = {"sampling"}
 
 
 def _row(i: int, m: object, version: int = VERSION) -> RowSpec:
-    where = f"mechanisms[{i}]"
+    where = f"row {i + 1}"
     if not isinstance(m, dict):
-        raise FileFormatError(f"{where}: must be an object, got {type(m).__name__}")
+        raise FileFormatError(f"{where} of mechanisms must be an object; the file has {_json_type(m)}")
     kind = m.get("kind")
     if not isinstance(kind, str) or kind not in MECHANISM_KINDS:
-        raise FileFormatError(f"{where}.kind: must be one of {', '.join(sorted(MECHANISM_KINDS))}, "
-                              f"got {kind!r}")
+        what = "it is missing" if "kind" not in m else given(kind, IN_FILE)
+        raise FileFormatError(f"{where}, kind: the mechanism must be one of "
+                              f"{', '.join(sorted(MECHANISM_KINDS))}; {what}")
     if version == 1 and kind in V2_KINDS:
-        raise FileFormatError(f"{where}.kind: {kind!r} is not part of version 1 files (save as version 2)")
+        raise FileFormatError(f"{where}, kind: {kind!r} is not part of version 1 files (version 2 has it)")
+    where = f"{where} ({KIND_TITLES[kind]})"
     allowed = ROW_KEYS | set(param_names(kind)) - (V2_FIELDS if version == 1 else set())
     unknown = sorted(set(m) - allowed)
     if unknown:
-        raise FileFormatError(f"{where}.{unknown[0]}: unknown field for kind {kind!r}")
+        raise FileFormatError(f"{where}, {unknown[0]}: not a field of this mechanism (its fields: "
+                              f"{', '.join(['kind', *param_names(kind), 'count', 'label'])})")
     label = m.get("label", "")
     if not isinstance(label, str) or len(label) > 200:
-        raise FileFormatError(f"{where}.label: must be text of at most 200 characters")
+        raise FileFormatError(f"{where}, label: the label must be text of at most 200 characters")
     try:
         count = check_count(m.get("count", 1))
-    except ValueError as exc:
-        raise FileFormatError(f"{where}.count: {exc}") from None
+    except NumberError as exc:
+        raise FileFormatError(f"{where}, count: {exc.message(IN_FILE)}") from None
     params = {k: v for k, v in m.items() if k not in ROW_KEYS}
     spec = RowSpec(kind, params, count, label)
-    err = spec.error()
-    if err is not None:
-        field = next((p for p in param_names(kind) if err.startswith(p + " ")
-                      or f"parameter {p!r}" in err), "parameters")
-        raise FileFormatError(f"{where}.{field}: {err}")
+    problem = spec.problem()
+    if problem is not None:
+        text = problem.message(IN_FILE) if isinstance(problem, NumberError) else str(problem)
+        field = getattr(problem, "field", None)
+        raise FileFormatError(f"{where}, {field}: {text}" if field else f"{where}: {text}")
     return spec
 
 
-def _number(where: str, v: object, lo: float, hi: float, lo_open: bool = False) -> float:
-    field = where.rsplit(".", 1)[-1]
+def _json_type(v: object) -> str:
+    return {dict: "an object", list: "a list", str: "text", bool: "true or false",
+            type(None): "null"}.get(type(v), "a number")
+
+
+def _number(field: str, label: str, v: object, lo: float, hi: float, lo_open: bool = False,
+            hi_open: bool = False) -> float:
     try:
-        return check_number(field, v, lo, hi, lo_open)
-    except ValueError as exc:
-        raise FileFormatError(f"{where}: {exc}") from None
+        return check_number(label, v, lo, hi, lo_open, hi_open, field=field)
+    except NumberError as exc:
+        raise FileFormatError(f"targets, {field}: {exc.message(IN_FILE)}") from None
 
 
 def _targets(t: object) -> Targets:
     if not isinstance(t, dict):
-        raise FileFormatError("targets: must be an object")
+        raise FileFormatError(f"targets must be an object; the file has {_json_type(t)}")
     unknown = sorted(set(t) - {"delta", "epsilon", "eps_error"})
     if unknown:
-        raise FileFormatError(f"targets.{unknown[0]}: unknown field")
+        raise FileFormatError(f"targets, {unknown[0]}: not a target (the targets are delta, epsilon "
+                              "and eps_error)")
     d = Targets()
-    delta = _number("targets.delta", t.get("delta", d.delta), 0.0, 1.0, lo_open=True)
-    if delta >= 1:
-        raise FileFormatError(f"targets.delta: must be below 1, got {delta!r}")
+    delta = _number("delta", DELTA_LABEL, t.get("delta", d.delta), 0.0, 1.0, lo_open=True, hi_open=True)
     eps = t.get("epsilon", d.epsilon)
-    eps = None if eps is None else _number("targets.epsilon", eps, 0.0, 1e6)
-    err = _number("targets.eps_error", t.get("eps_error", d.eps_error), 1e-6, 10.0)
+    eps = None if eps is None else _number("epsilon", "Report δ at ε", eps, 0.0, 1e6)
+    err = _number("eps_error", EPS_ERROR_LABEL, t.get("eps_error", d.eps_error), *EPS_ERROR_RANGE)
     return Targets(delta, eps, err)
 
 

@@ -38,8 +38,9 @@ def param_names(kind: str) -> list[str]:
     return list(kind_class(kind).param_specs())
 
 
-def check_count(value: object, name: str = "count") -> int:
-    """A row's count as the user gives it: an integer in [1, MAX_COUNT]."""
+def check_count(value: object, name: str = "Count") -> int:
+    """A row's count as the user gives it: an integer in [1, MAX_COUNT] (else a NumberError
+    naming ``name``, the form's label)."""
     return _check_count(value, lo=1, name=name)
 
 
@@ -64,15 +65,32 @@ class RowSpec:
     def error(self, relation: Relation | None = None) -> str | None:
         """The validation message for this row (under ``relation``, if given), or None if it
         is valid."""
+        problem = self.problem(relation)
+        return None if problem is None else str(problem)
+
+    def problem(self, relation: Relation | None = None) -> ValueError | None:
+        """Why this row is invalid (under ``relation``, if given), or None. A ``NumberError``
+        (validate.py) has the field it is about in ``field`` (a parameter name or ``count``);
+        ``field`` is ``label`` for a label that is not text, ``sampling`` for a batch scheme the
+        relation does not allow, and None when no one field is to blame."""
         try:
             row = self.to_row()
             if relation is not None:
                 row.mechanism.check_relation(relation)
         except ValueError as exc:
-            return str(exc)
+            if not hasattr(exc, "field"):
+                exc.field = None  # type: ignore[attr-defined]
+            return exc
         if not isinstance(self.label, str):
-            return f"label must be text, got {self.label!r}"
+            exc = ValueError("Label must be text")
+            exc.field = "label"  # type: ignore[attr-defined]
+            return exc
         return None
+
+    @property
+    def title(self) -> str:
+        """The kind's name for people (the kind itself if it is unknown)."""
+        return KIND_TITLES[self.kind] if self.kind in MECHANISM_KINDS else str(self.kind)
 
     def with_param(self, name: str, value: object) -> "RowSpec":
         p = dict(self.params)
@@ -241,5 +259,5 @@ def _engine_rows(rows, relation: Relation | None = None) -> list[Row]:
                 row.mechanism.check_relation(relation)
             out.append(row)
         except ValueError as exc:
-            raise ValueError(f"row {i + 1} ({r.label or r.kind}): {exc}") from None
+            raise ValueError(f"row {i + 1} ({r.label or r.title}): {exc}") from None
     return out

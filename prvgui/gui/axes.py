@@ -2,14 +2,16 @@
 
 pyqtgraph labels a log axis with ``"%0.1g"``, which writes 10^-4 as ``0.0001`` but 10^-5 as
 ``10⁻⁵``, so one axis mixed two styles. ``PowerAxis`` writes every tick of a log axis as a
-power of ten (``10⁻⁴``, ``10⁻⁵``; ``2·10⁻⁵`` for minor ticks); a linear axis keeps pyqtgraph's
-plain decimals.
+power of ten (``10⁻⁴``, ``10⁻⁵``; ``2·10⁻⁵`` for minor ticks), and leaves out the minor labels
+that would overlap their neighbours (they crowd towards the end of each decade: at 1024 px
+``4·10⁰5·10⁰6·10⁰`` ran together); a linear axis keeps pyqtgraph's plain decimals.
 """
 from __future__ import annotations
 
 import math
 
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetricsF
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
@@ -34,9 +36,43 @@ class PowerAxis(pg.AxisItem):
         super().__init__(orientation, **kw)
         self.enableAutoSIPrefix(False)  # no "(x0.001)" rescaling
 
+    #: room kept between two labels, in pixels
+    GAP = 8
+
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph's name)
         out = []
         for v in values:
             x = float(v) + math.log10(scale) if scale not in (0, 1) else float(v)
             out.append(power_of_ten(x) if math.isfinite(x) else "")
+        return self._thin([float(v) for v in values], out)
+
+    def _thin(self, values: list[float], texts: list[str]) -> list[str]:
+        """Blank the minor labels (between powers of ten) that would touch a kept label or the
+        powers of ten around them, which pyqtgraph labels on their own level."""
+        lo, hi = (float(r) for r in self.range)
+        horizontal = self.orientation in ("bottom", "top")
+        length = self.width() if horizontal else self.height()
+        if not hi > lo or length <= 0:
+            return texts
+        px = length / (hi - lo)
+        fm = QFontMetricsF(self.style.get("tickFont") or self.font())
+
+        def extent(text: str) -> float:
+            return fm.horizontalAdvance(text) if horizontal else fm.height()
+
+        major = extent("10⁰")
+        out, last, last_half = list(texts), -math.inf, 0.0
+        for i in sorted(range(len(values)), key=lambda k: values[k]):
+            x, text = values[i], texts[i]
+            if not text or not math.isfinite(x):
+                continue
+            half = extent(text) / 2
+            room = min(x - math.floor(x + 1e-9), math.ceil(x - 1e-9) - x) * px
+            if abs(x - round(x)) < 1e-9:  # a power of ten: never blanked here
+                last, last_half = x, half
+                continue
+            if room < half + major / 2 + self.GAP or (x - last) * px < half + last_half + self.GAP:
+                out[i] = ""
+            else:
+                last, last_half = x, half
         return out

@@ -20,10 +20,12 @@ from ..accounting.budget import BudgetStatus, budget_status
 from ..document.model import KIND_TITLES, Document, RowSpec
 from .calibrate_dialog import check_positive
 from .tasks import TaskRunner, failure_text
-from .fmt import fmt, fmt_bound, fmt_count, fmt_value
+from .fmt import fmt, fmt_bound, fmt_count
 from .targets import check_field
-from .widgets import ERROR_COLOR, ErrorLabel, mark
+from .widgets import ERROR_COLOR, ErrorLabel, field_value, fill, mark
 
+#: the labels of the two budget fields (messages name the fields by them)
+EPS_LABEL, DELTA_LABEL = "ε budget (ε_g)", "δ budget (δ_g)"
 EPS_TIP = "The total ε (nats) you allow for the whole analysis; a number > 0, e.g. 3."
 DELTA_TIP = "The total δ you allow; a number in (0, 1), e.g. 1e-5. The used ε is reported at this δ."
 ROW_TIP = "The row whose further runs are counted: how many more times can it run within the budget?"
@@ -102,8 +104,8 @@ class BudgetView(QWidget):
         self.row_choice.setToolTip(ROW_TIP)
         self.row_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.row_choice.setMinimumContentsLength(16)
-        form.addRow("ε budget (ε_g)", _with_unit(self.eps_edit, "nats"))
-        form.addRow("δ budget (δ_g)", _with_unit(self.delta_edit, "in (0, 1)"))
+        form.addRow(EPS_LABEL, _with_unit(self.eps_edit, "nats"))
+        form.addRow(DELTA_LABEL, _with_unit(self.delta_edit, "in (0, 1)"))
         form.addRow("More runs of", self.row_choice)
         self.error_label = ErrorLabel()
         form.addRow(self.error_label)
@@ -210,8 +212,8 @@ class BudgetView(QWidget):
     def _fill_budget_fields(self) -> None:
         """Start from the document's targets: ε_g = the ε at which δ is reported (or 1), δ_g = δ."""
         t = self.doc.targets
-        self.eps_edit.setText(fmt_value(t.epsilon if t.epsilon else 1.0))
-        self.delta_edit.setText(fmt_value(t.delta))
+        fill(self.eps_edit, t.epsilon if t.epsilon else 1.0)
+        fill(self.delta_edit, t.delta)
 
     def _fill_rows(self) -> None:
         keep = self.row_choice.currentData()
@@ -237,10 +239,8 @@ class BudgetView(QWidget):
 
     def input_error(self) -> str | None:
         """The first reason nothing can be computed (also marks the fields), or None."""
-        _, eps_err = check_positive(self.eps_edit.text(), "ε budget")
-        _, delta_err = check_field("delta", self.delta_edit.text())
-        if delta_err:
-            delta_err = delta_err.replace("δ", "δ budget", 1)
+        _, eps_err = check_positive(field_value(self.eps_edit), EPS_LABEL)
+        _, delta_err = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
         mark(self.eps_edit, eps_err, EPS_TIP)
         mark(self.delta_edit, delta_err, DELTA_TIP)
         if eps_err or delta_err:
@@ -281,8 +281,8 @@ class BudgetView(QWidget):
             self.error_label.show_error(f"fix {exc}")
             self._update_buttons()
             return False
-        eps, _ = check_positive(self.eps_edit.text(), "ε budget")
-        delta, _ = check_field("delta", self.delta_edit.text())
+        eps, _ = check_positive(field_value(self.eps_edit), EPS_LABEL)
+        delta, _ = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
         row, eps_error = self.row_index, self.doc.targets.eps_error
         self._running_snapshot = self._inputs()
         self.used_label.setText("Computing…")
@@ -377,7 +377,7 @@ class BudgetView(QWidget):
         self.runner.shutdown()
 
 
-BUDGET_TAB_TIP = "How much of a total (ε, δ) budget the composition uses, and how many more runs fit"
+BUDGET_TAB_TIP = "How much of a total (ε, δ) budget the composition uses, and how many more runs fit."
 
 
 def scrolling(view: QWidget) -> QScrollArea:

@@ -23,7 +23,7 @@ from ..accounting.calibrate import (Calibration, Infeasible, parameters_for, sea
 from ..accounting.mechanisms import kind_class
 from ..accounting.validate import check_number
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
-from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_value, parse_number
+from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_field, parse_number
 from .calibration_job import CalibrationOutcome, CalibrationRequest, run_calibration
 from .calibration_plot import CalibrationPlot
 from .row_form import COUNT_TIP
@@ -31,17 +31,20 @@ from .tasks import TaskRunner, failure_text
 from .targets import TIPS as TARGET_TIPS
 from .targets import check_field
 from .undo import Editor
-from .widgets import ErrorLabel, mark
+from .widgets import ErrorLabel, field_value, fill, mark
 
 #: how the hint names a parameter
 SHORT_NAMES = {"sigma": "σ", "scale": "b", "sampling_rate": "q", "epsilon": "mechanism ε", "count": "count"}
+#: the dialog's labels of its two fields (messages name the fields by them)
+TARGET_LABEL, DELTA_LABEL = "Target ε", "δ"
 TARGET_TIP = "The largest ε (nats) the composition may have at δ; a number > 0, e.g. 2 or 1e-1."
 
 
-def check_positive(text: str, name: str) -> tuple[float | None, str | None]:
-    """(value, None) for text that reads as a finite number > 0, else (None, message)."""
+def check_positive(text: object, label: str) -> tuple[float | None, str | None]:
+    """(value, None) for text (or a field's value) that reads as a finite number > 0, else
+    (None, a message naming the field by its ``label``)."""
     try:
-        return check_number(name, parse_number(text), 0.0, lo_open=True), None
+        return check_number(label, parse_number(text), 0.0, lo_open=True), None
     except ValueError as exc:
         return None, str(exc)
 
@@ -107,14 +110,16 @@ class CalibrateDialog(QDialog):
         self.parameter_unit = QLabel()
         self.parameter_unit.setStyleSheet("color: #555;")
         form.addRow("Parameter", _with_unit(self.parameter, self.parameter_unit))
-        self.target_edit = QLineEdit(fmt_value(t.epsilon if t.epsilon else 1.0))
+        self.target_edit = QLineEdit()
+        fill(self.target_edit, t.epsilon if t.epsilon else 1.0)
         self.target_edit.setObjectName("calibrate_target")
         self.target_edit.setToolTip(TARGET_TIP)
-        form.addRow("Target ε", _with_unit(self.target_edit, _unit("nats")))
-        self.delta_edit = QLineEdit(fmt_value(t.delta))
+        form.addRow(TARGET_LABEL, _with_unit(self.target_edit, _unit("nats")))
+        self.delta_edit = QLineEdit()
+        fill(self.delta_edit, t.delta)
         self.delta_edit.setObjectName("calibrate_delta")
         self.delta_edit.setToolTip(TARGET_TIPS["delta"])
-        form.addRow("δ", _with_unit(self.delta_edit, _unit("probability in (0, 1)")))
+        form.addRow(DELTA_LABEL, _with_unit(self.delta_edit, _unit("probability in (0, 1)")))
         accuracy = QLabel(f"{fmt(self.eps_error)} (from the Targets)")
         accuracy.setToolTip(TARGET_TIPS["eps_error"])
         form.addRow("Accuracy (ε error)", accuracy)
@@ -198,7 +203,7 @@ class CalibrateDialog(QDialog):
         increasing = search_spec(self.kind, name).increasing
         sym = SHORT_NAMES.get(name, name)
         step = "one more run" if name == "count" else f"{sym} 1% {'larger' if increasing else 'smaller'}"
-        now = "n/a" if current is None else fmt_count(current) if name == "count" else fmt_value(current)
+        now = "n/a" if current is None else fmt_count(current) if name == "count" else fmt_field(current)
         self.hint.setText(f"The answer is the {'largest' if increasing else 'smallest'} {sym} whose "
                           f"certified ε at δ is at most the target; {step} would exceed it. "
                           f"The row has {now} now.")
@@ -209,8 +214,8 @@ class CalibrateDialog(QDialog):
 
     def input_error(self) -> str | None:
         """The first reason the search cannot run (also marks the fields), or None."""
-        _, target_err = check_positive(self.target_edit.text(), "target ε")
-        _, delta_err = check_field("delta", self.delta_edit.text())
+        _, target_err = check_positive(field_value(self.target_edit), TARGET_LABEL)
+        _, delta_err = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
         mark(self.target_edit, target_err, TARGET_TIP)
         mark(self.delta_edit, delta_err, TARGET_TIPS["delta"])
         if target_err or delta_err:
@@ -271,8 +276,8 @@ class CalibrateDialog(QDialog):
             self.error_label.show_error(f"fix {exc}")
             self._update_buttons()
             return False
-        target, _ = check_positive(self.target_edit.text(), "target ε")
-        delta, _ = check_field("delta", self.delta_edit.text())
+        target, _ = check_positive(field_value(self.target_edit), TARGET_LABEL)
+        delta, _ = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
         request = CalibrationRequest(rows, self.row_index, self.parameter_name, target, delta,
                                      self.eps_error, self.doc.relation)
         self._outcome = None
@@ -369,7 +374,8 @@ class CalibrateDialog(QDialog):
         if new is None or self.runner.is_running():
             return False
         cal = self.calibration
-        self._editor.replace(self.row_index, new, f"Calibrate {cal.parameter} of row")
+        title = parameter_title(self.kind, cal.parameter)[0]
+        self._editor.replace(self.row_index, new, f"Calibrate {title} of row")
         self.accept()
         return True
 

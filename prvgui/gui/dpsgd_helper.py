@@ -114,7 +114,8 @@ class DpSgdDialog(QDialog):
         self.fields: dict[str, QLineEdit] = {}
         self._tips: dict[str, str] = {}
         for key, title, unit, tip in self.FIELDS:
-            edit = QLineEdit(fmt_value(init[key]))
+            edit = QLineEdit()
+            fill(edit, init[key])
             edit.setObjectName(f"dpsgd_{key}")
             edit.setToolTip(tip)
             edit.textChanged.connect(self._update)
@@ -241,7 +242,7 @@ class DpSgdDialog(QDialog):
 
     # ------------------------------------------------------------ what the dialog gives
     def values(self) -> dict[str, object]:
-        return {k: parse_number(e.text()) for k, e in self.fields.items()}
+        return {k: field_value(e) for k, e in self.fields.items()}
 
     def scheme(self) -> str:
         return SCHEMES[max(self.scheme_group.checkedId(), 0)]

@@ -6,6 +6,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QMenu,
                                QStyle, QStyledItemDelegate, QTableView, QToolButton, QVBoxLayout, QWidget)
 
+from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec
 from .row_form import RowForm
 from .table_model import COL_COUNT, COL_KIND, COL_LABEL, COL_PARAMS, CompositionModel
@@ -20,6 +21,7 @@ class KindDelegate(QStyledItemDelegate):
         box = QComboBox(parent)
         for key, title in KIND_TITLES.items():
             box.addItem(title, key)
+            box.setItemData(box.count() - 1, kind_class(key).describe(), Qt.ItemDataRole.ToolTipRole)
         return box
 
     def setEditorData(self, editor, index) -> None:
@@ -42,11 +44,18 @@ class CompositionEditor(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.add_menu = QMenu("Add mechanism", self)
+        self.add_menu.setToolTipsVisible(True)
         for key, title in KIND_TITLES.items():
             a = self.add_menu.addAction(title)
             a.setObjectName(f"add_{key}")
+            a.setToolTip(kind_class(key).describe())
             a.triggered.connect(lambda _=False, k=key: self.add(k))
         self.actions_: dict[str, QAction] = {}
+        tips = {"duplicate": "Add a copy of the selected row below it.",
+                "delete": "Remove the selected row (Edit ▸ Undo brings it back).",
+                "up": "Move the selected row one place up.", "down": "Move the selected row one place down.",
+                "dpsgd": "Fill the sampling rate and the number of steps from dataset size, batch size "
+                         "and epochs."}
         for name, text, pix, keys, slot in (
                 ("duplicate", "Duplicate row", QStyle.StandardPixmap.SP_FileDialogNewFolder,
                  QKeySequence("Ctrl+D"), self.duplicate),
@@ -59,11 +68,10 @@ class CompositionEditor(QWidget):
                 ("dpsgd", "DP-SGD helper…", None, QKeySequence(), None)):
             a = QAction(icon(name, pix) if pix else icon(name), text, self)
             a.setShortcut(keys)
+            a.setToolTip(tips[name])
             if slot is not None:
                 a.triggered.connect(slot)
             self.actions_[name] = a
-        self.actions_["dpsgd"].setToolTip("Fill sampling rate and steps from dataset size, batch size "
-                                          "and epochs")
         bar = QHBoxLayout()
         add = QToolButton()
         add.setText("Add")
@@ -72,7 +80,7 @@ class CompositionEditor(QWidget):
         add.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         add.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         add.setMenu(self.add_menu)
-        add.setToolTip("Add a mechanism row")
+        add.setToolTip("Add a row: choose the mechanism it runs.")
         bar.addWidget(add)
         for name in ("duplicate", "delete", "up", "down", "dpsgd"):
             b = QToolButton()
@@ -94,12 +102,11 @@ class CompositionEditor(QWidget):
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
         hh = self.view.horizontalHeader()
-        hh.setSectionResizeMode(COL_LABEL, QHeaderView.ResizeMode.Interactive)
-        hh.setSectionResizeMode(COL_KIND, QHeaderView.ResizeMode.Interactive)
-        hh.setSectionResizeMode(COL_PARAMS, QHeaderView.ResizeMode.Stretch)
+        # label, mechanism and parameters share the width (each elides, its tooltip has it all):
+        # fixed widths for the first two left the parameters a sliver at 1024 px
+        for col in (COL_LABEL, COL_KIND, COL_PARAMS):
+            hh.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
         hh.setSectionResizeMode(COL_COUNT, QHeaderView.ResizeMode.ResizeToContents)
-        self.view.setColumnWidth(COL_LABEL, 130)
-        self.view.setColumnWidth(COL_KIND, 150)
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 8)
         self.view.doubleClicked.connect(self._double_clicked)
         # Delete works while the table has focus; the other shortcuts anywhere in the editor

@@ -174,7 +174,7 @@ class FileController(QObject):
             self.show_error("Cannot save", f"Fix row {i + 1} before saving: {msg}")
             return False
         if (msg := self.check_inputs()) is not None:
-            self.show_error("Cannot save", f"Fix the {msg} before saving.")
+            self.show_error("Cannot save", f"Fix the targets before saving: {msg}")
             return False
         try:
             api.save(Composition.of(self.doc), path)

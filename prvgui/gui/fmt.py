@@ -1,9 +1,11 @@
 """Parsing typed text and formatting numbers for display. No Qt, no numerics (the parameters'
 titles, units and symbols come from their kinds' declarations).
 
-User input is untrusted: ``parse_number`` never raises. Text that is not a number is
+User input is untrusted: ``parse_number`` never raises. Text that is not a finite number is
 returned unchanged, so that the document's own validation (``RowSpec.error()``) produces
-the message shown to the user, e.g. ``sigma must be a number, got 'abc'``.
+the message shown to the user with the text as typed, e.g.
+``Noise σ must be a number (at least 0); you typed "abc"`` or
+``Noise σ must be at most 1.8e308; you typed 1e400``.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from ..accounting.mechanisms import MECHANISM_KINDS
+from ..accounting.validate import show
 
 POISSON_NOTE = "Poisson sampling (each record independently with probability q)"
 
@@ -27,14 +30,16 @@ def field_text(kind: str, name: str) -> tuple[str, str]:
 
 
 def parse_number(text: object) -> object:
-    """A float for text that reads as a number (``1e-5``, ``0.5``, ``nan``), else the text."""
+    """A float for text that reads as a finite number (``1e-5``, ``0.5``), else the text (``abc``,
+    ``inf``, ``1e400``: the validators reject it and show it as typed)."""
     if not isinstance(text, str):
         return text
     s = text.strip()
     try:
-        return float(s)
+        v = float(s)
     except ValueError:
         return text
+    return v if math.isfinite(v) else text
 
 
 def parse_count(text: object) -> object:
@@ -67,14 +72,25 @@ def fmt_value(value: object) -> str:
 #: significant digits of a value shown in a field that the user did not type (from a file, the
 #: DP-SGD helper, an undo)
 FIELD_DIGITS = 6
+#: a value with at most this many significant digits is shown as it is: people type no more, so
+#: a value the user typed comes back digit for digit when the field shows it again
+TYPED_DIGITS = 9
+
+
+def significant_digits(value: float) -> int:
+    """Significant digits of the shortest text that gives ``value`` back (repr)."""
+    mant = repr(abs(value)).split("e")[0].replace(".", "").lstrip("0")
+    return len(mant.rstrip("0")) if mant else 1
 
 
 def fmt_field(value: object) -> str:
-    """A parameter value as a field shows it when the user did not type it: at most
-    ``FIELD_DIGITS`` significant digits (0.004266666666666667 shows as 0.00426667). The field's
-    text is only a view: the document keeps the full value until the user edits the field.
-    Whole numbers are shown whole."""
-    if isinstance(value, float) and math.isfinite(value) and value != int(value):
+    """A parameter value as a field shows it: a value with more than ``TYPED_DIGITS``
+    significant digits (the app computed it: a file written by it, the DP-SGD helper) shows
+    ``FIELD_DIGITS`` of them (0.004266666666666667 shows as 0.00426667); a shorter one, such as
+    anything the user typed, shows in full. The field's text is only a view: the document keeps
+    the full value until the user edits the field. Whole numbers are shown whole."""
+    if isinstance(value, float) and math.isfinite(value) and value != int(value) \
+            and significant_digits(value) > TYPED_DIGITS:
         return f"{value:.{FIELD_DIGITS}g}"
     return fmt_value(value)
 
@@ -123,16 +139,6 @@ def param_summary(kind: str, params: dict) -> str:
         spec = _spec(kind, name)
         sym = spec.symbol if spec is not None else name
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        text = fmt(value, 6) if number else repr(value)
+        text = fmt(value, 6) if number else show(value)  # text as typed: "abc" in quotes, 1e400 bare
         parts.append(f"{sym}={text}")
     return ", ".join(parts)
-
-
-def error_field(message: str | None, names: list[str]) -> str | None:
-    """Which field a validation message is about: a parameter name, ``count``, ``label`` or None."""
-    if not message:
-        return None
-    for name in list(names) + ["count", "label"]:
-        if message.startswith(name + " ") or f"parameter {name!r}" in message:
-            return name
-    return None

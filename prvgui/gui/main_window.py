@@ -64,7 +64,7 @@ class MainWindow(QMainWindow):
             tab = cls()
             tab.export_requested.connect(lambda f, t=tab: self.export_plot(t, f))
             self.plots[tab.kind] = tab
-            self.tabs.addTab(tab, title)
+            self.tabs.setTabToolTip(self.tabs.addTab(tab, title), tab.tip)
         steps_tab: StepsTab = self.plots["steps"]  # type: ignore[assignment]
         self.steps = StepsChoice(self.doc, steps_tab.row_choice)
         self.files = FileController(self, self.doc, self.stack, persist)
@@ -96,7 +96,10 @@ class MainWindow(QMainWindow):
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.addWidget(left)
         self.split.addWidget(self.right)
-        self.split.setStretchFactor(1, 1)
+        # both sides give up width on a narrow screen (2 : 3), so that at 1024 px the results
+        # table keeps room for its columns; the left side stops at its minimum
+        self.split.setStretchFactor(0, 2)
+        self.split.setStretchFactor(1, 3)
         self.split.setSizes([490, 790])
         self.setCentralWidget(self.split)
         # a tab beside the plots, not a dock: a dock took its width from the results table,
@@ -187,7 +190,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ computing
     def _make_request(self) -> tuple[Request, Document]:
         if (err := self.targets.error()) is not None:
-            raise InputError(f"fix {err}")
+            raise InputError(f"fix the targets: {err}")
         errors = self.doc.errors()
         if errors:
             i, msg = errors[0]

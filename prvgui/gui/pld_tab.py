@@ -22,6 +22,7 @@ class PldTab(PlotTab):
     """Density of the composed privacy loss, its atoms as masses, the certified ε marked."""
 
     kind = "pld"
+    tip = "The distribution of the composition's privacy loss, with its point masses drawn as spikes."
     x_label = "privacy loss L (nats)"
     y_label = "density (continuous part)"
     can_log_x = False

@@ -32,9 +32,9 @@ from .fmt import fmt
 pg.setConfigOptions(antialias=True, background="w", foreground="#222")
 
 BLUE, ORANGE, GREEN, RED, GREY, PURPLE = "#1f5fbf", "#e07b00", "#2e8b3e", "#c62828", "#888888", "#7b3fa0"
-#: the shaded band below the certificate's resolution: its colour, the bottom of it on a log
-#: axis (below the smallest float64), and on a linear axis the smallest share of the curves'
-#: height worth drawing
+#: the shaded band below the certified bounds' additive error (where they cannot resolve δ):
+#: its colour, the bottom of it on a log axis (below the smallest float64), and on a linear axis
+#: the smallest share of the curves' height worth drawing
 RESOLUTION_GREY = (120, 120, 120, 60)
 RESOLUTION_BOTTOM = -400.0
 RESOLUTION_VISIBLE = 0.005
@@ -50,6 +50,8 @@ class PlotTab(QWidget):
     """Base class; subclasses build their items in ``build`` and fill them in ``show_result``."""
 
     kind = ""
+    #: one sentence for the tab's tooltip: what the plot shows
+    tip = ""
     x_label = ""
     y_label = ""
     log_x = False
@@ -182,7 +184,7 @@ class PlotTab(QWidget):
 
     def add_resolution_band(self) -> pg.LinearRegionItem:
         """A grey band from the bottom of the plot up to a y value (``set_resolution``): the
-        values there are below what the certificate resolves."""
+        values there are below the certified bounds' additive error, which they cannot resolve."""
         band = pg.LinearRegionItem(values=(RESOLUTION_BOTTOM, RESOLUTION_BOTTOM), orientation="horizontal",
                                    brush=pg.mkBrush(*RESOLUTION_GREY), pen=pg.mkPen(0, 0, 0, 0),
                                    movable=False)
@@ -195,11 +197,14 @@ class PlotTab(QWidget):
         self.resolution_band = band
         return band
 
-    def set_resolution(self, value: float | None, label: str = "") -> None:
-        """Shade y below ``value`` (None hides the band)."""
+    def set_resolution(self, value: float | None, label: str = "", tip: str = "") -> None:
+        """Shade y below ``value`` (None hides the band); ``label`` sits on its edge, ``tip`` is
+        the band's tooltip."""
         self._resolution = value
         if self.resolution_band is not None:
             self.resolution_band.label.setFormat(label)
+            self.resolution_band.setToolTip(tip)
+            self.resolution_band.label.setToolTip(tip)
             self._place_resolution()
 
     def _place_resolution(self) -> None:

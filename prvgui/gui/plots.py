@@ -37,10 +37,21 @@ def additive_error(result) -> float | None:
     return max(errs) if errs else None
 
 
+def resolution_texts(err: float | None) -> tuple[str, str]:
+    """(label, tooltip) of the band below the certified bounds' additive error ``err``."""
+    if err is None:
+        return "", ""
+    return (f"below the additive error {fmt(err, 2)}: not resolved",
+            f"The certified bounds on δ carry an additive error of {fmt(err, 2)} (truncation, "
+            f"discretisation and round-off of the composition): the upper bound never falls below "
+            f"it, so δ values in this band are not resolved.")
+
+
 class ProfileTab(PlotTab):
     """δ(ε) on a log δ axis: PRV band, RDP and GDP, the target δ and the certified ε."""
 
     kind = "profile"
+    tip = "δ(ε) of the whole composition: the certified band of this calculator beside RDP and GDP."
     x_label = "ε (nats)"
     y_label = "δ(ε)"
     log_y = True
@@ -65,8 +76,7 @@ class ProfileTab(PlotTab):
         self.set_marker(self.target, result.request.delta, f"target δ = {fmt(result.request.delta)}")
         self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
         err = additive_error(result) if c is not None else None
-        self.set_resolution(err, f"below float64 resolution of this composition (additive error "
-                                 f"{fmt(err, 2)})" if err is not None else "")
+        self.set_resolution(err, *resolution_texts(err))
         self.settle()
 
 
@@ -74,6 +84,8 @@ class TradeoffTab(PlotTab):
     """β(α): PRV lower/upper, the (ε, δ)-DP boundary at the target, GDP."""
 
     kind = "tradeoff"
+    tip = ("How well any test can tell two neighbouring datasets apart: its false negative rate β "
+           "against its false positive rate α.")
     x_label = "α (false positive rate)"
     y_label = "β (false negative rate)"
     empty_hint = "Add a mechanism to see its tradeoff function"
@@ -107,6 +119,7 @@ class StepsTab(PlotTab):
     """ε at the target δ versus the count of one row (the PRV paper's Figure 1)."""
 
     kind = "steps"
+    tip = "The certified ε at the target δ as the count of one row grows, the other rows fixed."
     x_label = "count (steps)"
     y_label = "ε at target δ"
     log_x = True

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
@@ -25,6 +26,20 @@ from .widgets import ERROR_COLOR, WARN_COLOR
 KIND_TEXT = {"bound": "upper bound", "approximation": "approximation, may under-report",
              "exact": "exact", "certified": "certified bounds"}
 COLUMNS = ("Accountant", "Kind", "ε at δ", "δ at ε", "Note")
+#: one sentence per accountant, the tooltip of its row
+ACCOUNTANT_TIPS = {
+    "prv": "This calculator: certified lower and upper bounds from the privacy loss distributions, "
+           "composed numerically with every error term accounted for.",
+    "rdp": "Rényi DP (the moments accountant): adds the rows' Rényi divergences and converts them to "
+           "(ε, δ); always an upper bound, usually a looser one.",
+    "gdp": "Gaussian DP by the central limit theorem: an approximation that may under-report ε, exact "
+           "when every row is Gaussian.",
+    "basic": "Basic composition: adds up the rows' ε and δ; a valid but loose upper bound.",
+    "advanced": "Advanced composition (Dwork, Rothblum, Vadhan 2010): an upper bound that grows with the "
+                "square root of the number of runs.",
+    "exact": "Optimal composition of one (ε, δ) pair (Kairouz, Oh, Viswanath 2015): exact, when every "
+             "row is the same pure or approximate DP mechanism.",
+}
 
 
 def _best(best, prv_upper: float):
@@ -75,6 +90,61 @@ def _value(v: object, kind: str, lower: bool = False) -> str:
     return fmt_bound(v, up=not lower) if kind in ("bound", "certified") else fmt(v)
 
 
+class FittingTable(QTableWidget):
+    """A table whose columns share its width instead of hiding behind a scrollbar: the number
+    columns keep their natural width; the text columns get theirs when there is room, else shrink
+    together towards their longest word (their text wraps, the rows grow); the last column takes
+    what is left. Only a table too narrow for the longest words scrolls sideways."""
+
+    #: columns that never wrap (numbers)
+    numeric: tuple[int, ...] = (2, 3)
+    #: room for a cell's margins beside its text
+    PAD = 14
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_columns()
+
+    def _text_widths(self, col: int) -> tuple[int, int]:
+        """(natural, narrowest) width of a text column: its longest line, its longest word."""
+        header = self.horizontalHeader().sectionSizeHint(col)
+        natural, word = header, header
+        for row in range(self.rowCount()):
+            item = self.item(row, col)
+            if item is None or not item.text():
+                continue
+            fm = QFontMetrics(item.font())
+            natural = max(natural, fm.horizontalAdvance(item.text()) + self.PAD)
+            word = max(word, max(fm.horizontalAdvance(w) for w in item.text().split()) + self.PAD)
+        return natural, min(word, natural)
+
+    def fit_columns(self) -> None:
+        n = self.columnCount()
+        if n == 0:
+            return
+        hh = self.horizontalHeader()
+        width = {c: max(self.sizeHintForColumn(c), hh.sectionSizeHint(c)) for c in self.numeric if c < n}
+        text = [c for c in range(n) if c not in width]
+        natural, narrow = {}, {}
+        for c in text:
+            natural[c], narrow[c] = self._text_widths(c)
+        room = self.viewport().width() - sum(width.values())
+        want, least = sum(natural.values()), sum(narrow.values())
+        if want <= room:
+            width.update(natural)
+        elif least < room:
+            share = (room - least) / (want - least)
+            width.update({c: int(narrow[c] + share * (natural[c] - narrow[c])) for c in text})
+        else:
+            width.update(narrow)
+        last = n - 1
+        width[last] = max(width[last], room + sum(width[c] for c in self.numeric if c < n)
+                          - sum(w for c, w in width.items() if c != last))
+        for c in range(n):
+            hh.resizeSection(c, width[c])
+        self.resizeRowsToContents()
+
+
 class ResultsPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -122,7 +192,7 @@ class ResultsPanel(QWidget):
         body.addWidget(self.bracket)
         body.addWidget(self.warnings)
         body.addWidget(self.detail)
-        self.table = QTableWidget(0, len(COLUMNS))
+        self.table = FittingTable(0, len(COLUMNS))
         self.table.setObjectName("comparisons")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
@@ -130,9 +200,8 @@ class ResultsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.setWordWrap(True)  # long notes wrap; the row grows to fit
         hh = self.table.horizontalHeader()
-        for col in range(len(COLUMNS) - 1):
-            hh.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        hh.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # fit_columns sets the widths
+        hh.setStretchLastSection(False)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         body.addWidget(self.table, 1)
         self.footer = QLabel("")
@@ -182,6 +251,7 @@ class ResultsPanel(QWidget):
                          f"(lower {fmt_bound(d.lower, up=False)} · {_estimate(d)})")
         self.detail.setText("\n".join(lines))
         rows = self._rows(result)
+        names = ["prv"] + self._names(result)
         eps_text = "ε" if req.epsilon is None else f"ε = {fmt(req.epsilon)}"
         self.table.setHorizontalHeaderLabels([COLUMNS[0], COLUMNS[1], f"ε at δ = {fmt(req.delta)}",
                                               f"δ at {eps_text}", COLUMNS[4]])
@@ -189,8 +259,10 @@ class ResultsPanel(QWidget):
         for r, cells in enumerate(rows):
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                if c == len(cells) - 1:
+                if c == len(cells) - 1 and text:
                     item.setToolTip(text)
+                else:
+                    item.setToolTip(ACCOUNTANT_TIPS.get(names[r], ""))
                 if c in (2, 3):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if r == 0:
@@ -198,7 +270,7 @@ class ResultsPanel(QWidget):
                     font.setBold(True)
                     item.setFont(font)
                 self.table.setItem(r, c, item)
-        self.table.resizeRowsToContents()
+        self.table.fit_columns()
         self.footer.setText(f"Computed in {result.elapsed:.2f} s · {len(req.rows)} row(s)")
         self.set_stale(None)
 
@@ -210,9 +282,7 @@ class ResultsPanel(QWidget):
             f"certified; {self._label(result, best.by)} gives the smaller bound here"
         rows = [("PRV (this calculator)", KIND_TEXT["certified"], _value(result.epsilon.upper, "certified"),
                  _value(delta_up, "certified"), note)]
-        names = list(result.comparisons) + [n for n in result.comparisons_delta
-                                            if n not in result.comparisons]
-        for name in names:
+        for name in self._names(result):
             ce = result.comparisons.get(name) or {}
             cd = result.comparisons_delta.get(name) or {}
             info = ce or cd
@@ -237,6 +307,11 @@ class ResultsPanel(QWidget):
                                 getattr(result, "poisson_epsilon", None))
             notes = [w for w in notes if w != said]
         return notes
+
+    @staticmethod
+    def _names(result) -> list[str]:
+        """The comparison accountants of a result, in the table's order."""
+        return list(result.comparisons) + [n for n in result.comparisons_delta if n not in result.comparisons]
 
     @staticmethod
     def _label(result, name: str) -> str:

@@ -15,7 +15,7 @@ from ..accounting.kinds.base import Choice
 from ..accounting.mechanisms import kind_class
 from ..document.model import KIND_TITLES, Document, RowSpec
 from ..accounting.kinds.shuffled_gaussian import ShuffledGaussian
-from .fmt import POISSON_NOTE, error_field, fmt_field, fmt_value, parse_count, parse_number, same_value
+from .fmt import POISSON_NOTE, fmt_field, fmt_value, parse_count, parse_number, same_value
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
 
@@ -75,6 +75,8 @@ class RowForm(QGroupBox):
         self.kind = QComboBox()
         for key, title in KIND_TITLES.items():
             self.kind.addItem(title, key)
+            self.kind.setItemData(self.kind.count() - 1, kind_class(key).describe(),
+                                  Qt.ItemDataRole.ToolTipRole)
         self.kind.setToolTip("The mechanism each run uses; parameters it shares with the old one are kept.")
         self.kind.activated.connect(self._kind_chosen)
         self.layout_.addRow("Label", self.label)
@@ -116,8 +118,9 @@ class RowForm(QGroupBox):
             value = row.params.get(name, self._defaults.get(name))
             box.setCurrentIndex(max(box.findData(value), 0))
         _set_text(self.count.edit, row.count)
-        err = row.error(self._doc.relation)
-        where = error_field(err, list(self.params) + list(self.choices))
+        problem = row.problem(self._doc.relation)
+        err = None if problem is None else str(problem)
+        where = getattr(problem, "field", None)
         for name, f in self.params.items():
             mark(f.edit, err if where == name else None, f.tip)
         for name, box in self.choices.items():  # e.g. fixed-size batches under add/remove
@@ -222,7 +225,8 @@ class RowForm(QGroupBox):
             new = RowSpec(row.kind, params, row.count, row.label)
         else:
             new = row.with_param(name, parse_number(text))
-        self._push(new, f"Edit {name} of row", ("param", name))
+        title = kind_class(row.kind).param_specs()[name].title
+        self._push(new, f"Edit {title} of row", ("param", name))
 
     def _choice_made(self, name: str, value: str) -> None:
         row = self._current()

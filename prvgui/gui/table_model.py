@@ -20,8 +20,8 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QApplication, QStyle
 
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..document.model import KIND_TITLES, Document, RowSpec, param_names
-from .fmt import error_field, fmt_count, param_summary, parse_count
+from ..document.model import KIND_TITLES, Document, RowSpec
+from .fmt import fmt_count, param_summary, parse_count
 
 COL_LABEL, COL_KIND, COL_PARAMS, COL_COUNT = range(4)
 HEADERS = ("Label", "Mechanism", "Parameters", "Count")
@@ -43,11 +43,11 @@ CHANGE_ROLES = [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDa
 Index = QModelIndex | QPersistentModelIndex
 
 
-def error_column(row: RowSpec, error: str | None) -> int | None:
-    """The column whose cell a validation message is about."""
-    if error is None:
+def error_column(problem: ValueError | None) -> int | None:
+    """The column whose cell a row's problem (``RowSpec.problem()``) is about."""
+    if problem is None:
         return None
-    name = error_field(error, param_names(row.kind) if row.kind in MECHANISM_KINDS else [])
+    name = getattr(problem, "field", None)
     return {"count": COL_COUNT, "label": COL_LABEL}.get(name or "", COL_PARAMS)
 
 
@@ -58,7 +58,7 @@ class CompositionModel(QAbstractTableModel):
         self._doc = doc
         self._edit = edit or self._edit_directly
         self._rows: list[RowSpec] = list(doc.rows)
-        self._errors: list[str | None] = self._row_errors()
+        self._sync()
         doc.subscribe(self._on_document)
 
     def detach(self) -> None:
@@ -68,16 +68,15 @@ class CompositionModel(QAbstractTableModel):
         self._doc.replace(i, row)
         return True
 
-    def _row_errors(self) -> list[str | None]:
+    def _sync(self) -> None:
+        self._rows = list(self._doc.rows)
         try:
             relation = self._doc.relation
         except ValueError:  # cannot happen through set_relation; never block the table on it
             relation = None
-        return [r.error(relation) for r in self._rows]
-
-    def _sync(self) -> None:
-        self._rows = list(self._doc.rows)
-        self._errors = self._row_errors()
+        problems = [r.problem(relation) for r in self._rows]
+        self._columns = [error_column(p) for p in problems]
+        self._errors: list[str | None] = [None if p is None else str(p) for p in problems]
 
     # ------------------------------------------------------------ document events
     def _on_document(self, what: str, arg: object) -> None:
@@ -132,7 +131,7 @@ class CompositionModel(QAbstractTableModel):
             return None
         row, col = self._rows[index.row()], index.column()
         err = self._errors[index.row()]
-        bad = err is not None and error_column(row, err) == col
+        bad = err is not None and self._columns[index.row()] == col
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(row, col)
         if role == Qt.ItemDataRole.EditRole:
@@ -142,9 +141,11 @@ class CompositionModel(QAbstractTableModel):
                 return f"Invalid: {err}"
             if col == COL_KIND:
                 cls = MECHANISM_KINDS.get(row.kind)
-                return (cls.__doc__ or "").strip().splitlines()[0] if cls is not None else None
+                return f"{cls.title}: {cls.describe()}" if cls is not None else None
             if col == COL_LABEL and row.label:  # the cell elides a long label: show it all here
                 return f"{row.label}\n\n{HEADER_TIPS[col]}"
+            if col == COL_PARAMS:  # elided when narrow: show it all here
+                return f"{self._display(row, col)}\n\n{HEADER_TIPS[col]}"
             return HEADER_TIPS[col]
         if role == Qt.ItemDataRole.BackgroundRole:
             return ERROR_BRUSH if bad else None

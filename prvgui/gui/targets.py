@@ -12,20 +12,22 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QWidget
 
 from ..accounting.kinds.base import MAX_GROUP, check_group_size
-from ..accounting.validate import check_delta, check_eps_error, check_epsilon
+from ..accounting.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_RANGE, NumberError, check_delta,
+                                   check_eps_error, check_epsilon, number_text)
 from ..document.model import Document, Targets
 from .fmt import fmt_field, parse_number, same_value
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
 
 FIELDS = ("delta", "epsilon", "eps_error")
-TITLES = {"delta": "Target δ", "epsilon": "Report δ at ε", "eps_error": "Accuracy (ε error)"}
+TITLES = {"delta": DELTA_LABEL, "epsilon": "Report δ at ε", "eps_error": EPS_ERROR_LABEL}
 TIPS = {
     "delta": "ε is reported at this δ: the probability that the ε guarantee fails. "
              "A number in (0, 1); 1e-5 works. Common choice: below 1 / dataset size.",
     "epsilon": "The results also show the δ the composition achieves at this ε (nats, ≥ 0). "
                "Leave empty to skip.",
-    "eps_error": "Half-width of the certified ε bracket: upper − lower ≤ 2 × this. In [1e-6, 10]; "
+    "eps_error": f"Half-width of the certified ε bracket: upper − lower ≤ 2 × this. From "
+                 f"{number_text(EPS_ERROR_RANGE[0])} to {number_text(EPS_ERROR_RANGE[1])}; "
                  "smaller is slower and needs more memory.",
 }
 NEIGHBOURING = {"add_remove": "Add/remove one record", "replace_one": "Replace one record"}
@@ -47,31 +49,29 @@ GROUP_TIP = (f"Group (user-level) privacy: how many records one protected person
              f"A whole number from 1 to {MAX_GROUP}.")
 
 
-def check_field(name: str, text: str) -> tuple[object, str | None]:
-    """(value, None) or (None, message) for a typed target."""
-    if name == "epsilon" and not text.strip():
+def check_field(name: str, text: object, label: str | None = None) -> tuple[object, str | None]:
+    """(value, None) or (None, message) for a typed target (text, or a field's value); the
+    message names the field by ``label`` (default: its title in the Targets form)."""
+    if name == "epsilon" and isinstance(text, str) and not text.strip():
         return None, None
     value = parse_number(text)
+    label = label or TITLES[name]
     try:
         if name == "delta":
-            return check_delta(value, "δ"), None
+            return check_delta(value, label), None
         if name == "epsilon":
-            return check_epsilon(value, "ε"), None
-        return check_eps_error(value), None
+            return check_epsilon(value, label), None
+        return check_eps_error(value, label), None
     except ValueError as exc:
-        return None, str(exc).replace("eps_error", "accuracy (ε error)")
+        return None, str(exc)
 
 
 def check_group_text(text: str) -> tuple[int | None, str | None]:
-    """(group size, None) or (None, message naming the field and what was typed)."""
-    value = parse_number(text)
+    """(group size, None) or (None, a message naming the field by its label and what was typed)."""
     try:
-        return check_group_size(value), None
-    except ValueError:
-        shown = text.strip() if isinstance(text, str) else text
-        return None, (f"records per person must be a whole number from 1 to {MAX_GROUP}, "
-                      f"got {shown!r}" if shown != "" else
-                      f"records per person must be a whole number from 1 to {MAX_GROUP}, got nothing")
+        return check_group_size(parse_number(text)), None
+    except NumberError as exc:
+        return None, exc.message()
 
 
 class TargetsWidget(QGroupBox):
@@ -128,12 +128,13 @@ class TargetsWidget(QGroupBox):
         self._doc.unsubscribe(self._on_document)
 
     def error(self) -> str | None:
-        """The first invalid target, e.g. ``target δ: δ must be a number, got 'x'``."""
+        """The first invalid target, e.g. ``Target δ must be a number (greater than 0 and less
+        than 1); you typed "x"`` (the message names the field once)."""
         for name in FIELDS:
             if self._errors[name]:
-                return f"{TITLES[name].lower()}: {self._errors[name]}"
-        if self._group_error:  # "records per person: must be …", like the fields above
-            return f"{GROUP_TITLE.lower()}: {self._group_error.removeprefix(GROUP_TITLE.lower() + ' ')}"
+                return self._errors[name]
+        if self._group_error:
+            return self._group_error
         return None
 
     def _end_session(self) -> None:

@@ -16,11 +16,12 @@ from ..accounting.errors import Cancelled
 
 
 def failure_text(exc: object) -> str:
-    """A message for an engine failure (memory errors suggest a coarser accuracy)."""
-    message = str(exc) or type(exc).__name__
-    if isinstance(exc, MemoryError) and "eps_error" not in message:
+    """A message for an engine failure: memory errors suggest a coarser accuracy unless the
+    message already says what to do with it."""
+    message = (str(exc) or type(exc).__name__).replace("eps_error", "accuracy (ε error)")
+    if isinstance(exc, MemoryError) and "accuracy" not in message:
         message += "; try a larger accuracy (ε error)"
-    return message.replace("eps_error", "accuracy (ε error)")
+    return message
 
 
 class _Runner(QObject):

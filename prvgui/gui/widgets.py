@@ -1,10 +1,13 @@
-"""Small shared widgets: marking a field invalid, an error label, icons."""
+"""Small shared widgets: marking a field invalid, an error label, icons, filling a field."""
 from __future__ import annotations
 
+import html
+
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication, QLabel, QStyle, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QStyle, QWidget
 
 from ..paths import resource_dir
+from .fmt import fmt_field, parse_number
 
 INVALID_STYLE = "background: #ffe0e0; border: 1px solid #c62828; border-radius: 2px;"
 ERROR_COLOR = "#b71c1c"
@@ -15,7 +18,24 @@ WARN_COLOR = "#8a5a00"
 def mark(widget: QWidget, error: str | None, tip: str = "") -> None:
     """Colour a field red and put the reason in its tooltip (or clear both)."""
     widget.setStyleSheet(INVALID_STYLE if error else "")
-    widget.setToolTip(f"<b>Invalid:</b> {error}<br>{tip}" if error else tip)
+    widget.setToolTip(f"<b>Invalid:</b> {html.escape(error)}<br>{html.escape(tip)}" if error else tip)
+
+
+def fill(edit: QLineEdit, value: object) -> None:
+    """Show a value the user did not type in this dialog's field (``fmt_field``: in full unless
+    the app computed it); ``field_value`` gives the full value back while the text is unchanged."""
+    text = "" if value is None else fmt_field(value)
+    edit.setText(text)
+    edit._filled = (text, value)  # type: ignore[attr-defined]
+
+
+def field_value(edit: QLineEdit) -> object:
+    """What a field stands for: the value it was filled with while its text is unchanged, else
+    the typed text as a number (``parse_number``: text that is not a number stays text)."""
+    filled = getattr(edit, "_filled", None)
+    if filled is not None and edit.text() == filled[0]:
+        return filled[1]
+    return parse_number(edit.text())
 
 
 class ErrorLabel(QLabel):

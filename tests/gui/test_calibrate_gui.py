@@ -196,8 +196,8 @@ def test_an_infeasible_target_shows_the_reason_and_apply_stays_disabled(qtbot, o
     assert stack.count() == 0
 
 
-@pytest.mark.parametrize("field,typed,reason", [("target", "abc", "target ε"), ("target", "0", "target ε"),
-                                                ("target", "-1", "target ε"), ("target", "inf", "target ε"),
+@pytest.mark.parametrize("field,typed,reason", [("target", "abc", "Target ε"), ("target", "0", "Target ε"),
+                                                ("target", "-1", "Target ε"), ("target", "inf", "Target ε"),
                                                 ("delta", "2", "δ"), ("delta", "1e-5x", "δ"),
                                                 ("delta", "0", "δ")])
 def test_invalid_input_is_flagged_and_run_disabled(qtbot, open_dialog, field, typed, reason):
@@ -206,8 +206,9 @@ def test_invalid_input_is_flagged_and_run_disabled(qtbot, open_dialog, field, ty
     edit = dialog.target_edit if field == "target" else dialog.delta_edit
     _type(qtbot, edit, typed)
     assert not dialog.run_button.isEnabled()
-    assert dialog.error_label.isVisible() and reason in dialog.error_label.text()
-    assert "got " in dialog.error_label.text()  # the message carries the bad value
+    assert dialog.error_label.isVisible() and dialog.error_label.text().startswith(reason + " must be ")
+    assert dialog.error_label.text().endswith(f"; you typed {typed}".replace("abc", '"abc"').replace(
+        "1e-5x", '"1e-5x"'))  # the message carries the bad value
     assert edit.styleSheet() and reason in edit.toolTip()
     assert not dialog.run() and not dialog.runner.is_running()
     _type(qtbot, edit, "1e-1")  # the 1e-5 form is accepted
@@ -273,18 +274,20 @@ def test_budget_view_says_when_the_filter_cannot_answer(qtbot, open_budget):
     status = blocker.args[0]
     assert status == budget_status(doc.engine_rows(), 2.0, 1e-5, 0, 0.01)
     assert status.filter_decision is None and view.filter.decision.text() == "n/a"
-    assert view.note_label.isVisible() and "(epsilon, delta)" in view.note_label.text()
+    assert view.note_label.isVisible() and "(ε, δ) guarantee per run" in view.note_label.text()
     assert "fixed in advance" in view.adaptive_label.text() and "adaptive" in view.adaptive_label.text()
 
 
 def test_budget_view_inputs_documents_and_cancel(qtbot, open_budget):
     view, doc = open_budget(PURE)
     _type(qtbot, view.eps_edit, "x")
-    assert not view.compute_button.isEnabled() and "ε budget" in view.error_label.text()
+    assert not view.compute_button.isEnabled()
+    assert view.error_label.text() == 'ε budget (ε_g) must be a number (greater than 0); you typed "x"'
     assert view.eps_edit.styleSheet() and not view.compute()
     _type(qtbot, view.eps_edit, "3")
     _type(qtbot, view.delta_edit, "1.5")
-    assert not view.compute_button.isEnabled() and "δ budget" in view.error_label.text()
+    assert not view.compute_button.isEnabled()
+    assert view.error_label.text() == "δ budget (δ_g) must be greater than 0 and less than 1; you typed 1.5"
     _type(qtbot, view.delta_edit, "1e-5")
     assert view.compute_button.isEnabled()
     assert [view.row_choice.itemData(i) for i in range(view.row_choice.count())] == [None, 0, 1]

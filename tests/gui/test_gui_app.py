@@ -38,7 +38,7 @@ def test_screenshot_of_a_bad_file_exits_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "nope"}]}')
     assert main(["--screenshot", str(tmp_path / "x.png"), str(bad)]) == 2
-    assert "mechanisms[0].kind" in capsys.readouterr().err
+    assert 'row 1, kind: the mechanism must be one of' in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
 
 

@@ -48,9 +48,12 @@ def test_changing_the_noise_in_the_form_moves_the_bounds(qtbot, window, load):
     assert sigma.text() == "2"
 
 
-@pytest.mark.parametrize("field,typed", [("count", "abc"), ("count", "-3"), ("sigma", "nan"),
-                                         ("sigma", "inf"), ("sampling_rate", "1.5"), ("sigma", "")])
-def test_invalid_input_is_flagged_and_nothing_is_computed(qtbot, window, load, field, typed):
+@pytest.mark.parametrize("field,typed,label", [("count", "abc", "Count"), ("count", "-3", "Count"),
+                                               ("sigma", "nan", "Noise multiplier σ"),
+                                               ("sigma", "inf", "Noise multiplier σ"),
+                                               ("sampling_rate", "1.5", "Sampling rate q"),
+                                               ("sigma", "", "Noise multiplier σ")])
+def test_invalid_input_is_flagged_and_nothing_is_computed(qtbot, window, load, field, typed, label):
     load(window)
     window.composition.select_row(0)
     form = window.composition.form
@@ -63,12 +66,13 @@ def test_invalid_input_is_flagged_and_nothing_is_computed(qtbot, window, load, f
         else:
             qtbot.keyClick(edit, Qt.Key.Key_Backspace)
     message = blocker.args[0]
-    assert message.startswith("fix row 1: " + field), message
+    assert message.startswith(f"fix row 1: {label} must be "), message
     assert window.recomputer.submitted == submitted  # the engine was never called
     assert "fix row 1" in window.status.text().lower()
     assert edit.styleSheet()  # the field is marked
-    assert field in edit.toolTip()
-    assert form.error_label.isVisible() and field in form.error_label.text()
+    assert label in edit.toolTip() and field not in edit.toolTip()
+    assert form.error_label.isVisible() and form.error_label.text().startswith(f"Row 1: {label} must be ")
+    assert form.error_label.text().count(label) == 1
     assert window.results.banner.isVisible()
     assert window.composition.model.row_error(0) is not None
 
@@ -81,7 +85,8 @@ def test_invalid_targets_are_flagged_and_nothing_is_computed(qtbot, window, load
         with qtbot.waitSignal(window.recomputer.blocked, timeout=TIMEOUT) as blocker:
             delta.selectAll()
             qtbot.keyClicks(delta, typed)
-        assert "δ" in blocker.args[0], blocker.args[0]
+        assert blocker.args[0].startswith("fix the targets: Target δ must be "), blocker.args[0]
+        assert blocker.args[0].count("Target δ") == 1
         assert delta.styleSheet()
     assert window.recomputer.submitted == submitted
     assert window.doc.targets.delta == 1e-5  # the document never saw the bad value
@@ -93,12 +98,14 @@ def test_invalid_targets_are_flagged_and_nothing_is_computed(qtbot, window, load
     with qtbot.waitSignal(window.recomputer.blocked, timeout=TIMEOUT) as blocker:
         err.selectAll()
         qtbot.keyClicks(err, "1e-9")
-    assert "accuracy" in blocker.args[0]
+    assert blocker.args[0] == ("fix the targets: Accuracy (ε error) must be between 1e-6 and 10; "
+                               "you typed 1e-9")
     assert window.doc.targets.eps_error != 1e-9
     assert window.targets.error() is not None
     # and a composition cannot be saved while a target is invalid
     assert not window.files.save_as(window.files.last_folder() + "/never.json")
-    assert "accuracy" in window.errors[-1]
+    assert window.errors[-1] == ("Fix the targets before saving: Accuracy (ε error) must be between "
+                                 "1e-6 and 10; you typed 1e-9")
 
 
 def test_cancel_stops_a_long_job_and_the_window_stays_responsive(qtbot, window):

@@ -66,7 +66,7 @@ def test_open_a_file_written_by_hand(qtbot, window, tmp_path):
     ("not json", "not valid JSON"),
     ('{"format": "prvgui.composition", "version": 3, "mechanisms": []}', "version"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": -1}]}',
-     "mechanisms[0].sigma"),
+     "row 1 (Gaussian), sigma: Noise σ must be at least 0; the file has -1"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": NaN}]}',
      "NaN"),
 ])
@@ -102,7 +102,8 @@ def test_unsaved_changes_prompt(qtbot, window, load, tmp_path):
 def test_an_invalid_row_cannot_be_saved(window, tmp_path):
     window.editor.insert(0, RowSpec("gaussian", {"sigma": "abc"}, 1, ""))
     assert not window.files.save_as(tmp_path / "x.json")
-    assert "row 1" in window.errors[-1] and "sigma" in window.errors[-1]
+    assert "row 1" in window.errors[-1]
+    assert 'Noise σ must be a number (at least 0); you typed "abc"' in window.errors[-1]
     assert not (tmp_path / "x.json").exists()
 
 

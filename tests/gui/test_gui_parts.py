@@ -22,8 +22,10 @@ def test_parse_number(text, value):
     assert parse_number(text) == value
 
 
-def test_parse_number_keeps_nan_and_inf_for_validation_to_reject():
-    assert math.isnan(parse_number("nan")) and parse_number("-inf") == -math.inf
+def test_parse_number_keeps_what_is_not_a_finite_number_as_text_for_validation_to_reject():
+    assert parse_number("nan") == "nan" and parse_number("-inf") == "-inf"
+    assert parse_number(" 1e400") == " 1e400"
+    assert parse_number("1e-5") == 1e-5 and parse_number("abc") == "abc"
 
 
 @pytest.mark.parametrize("text,value", [("1e6", 1_000_000), ("14063", 14063), ("1.5", 1.5), ("x", "x")])
@@ -59,13 +61,20 @@ def test_dpsgd_schedule(n, b, e, q, steps):
     assert got_q == pytest.approx(q, rel=1e-15) and got_steps == steps
 
 
-@pytest.mark.parametrize("n,b,e,field", [(0, 1, 1, "dataset size"), (100, 101, 1, "batch size"),
-                                         (100, 0, 1, "batch size"), (100, 10, 0, "epochs"),
-                                         (100, 10, math.nan, "epochs"), (10.5, 1, 1, "dataset size"),
-                                         ("abc", 1, 1, "dataset size")])
-def test_dpsgd_schedule_rejects_bad_input(n, b, e, field):
-    with pytest.raises(ValueError, match=field):
+@pytest.mark.parametrize("n,b,e,message", [
+    (0, 1, 1, "Dataset size N must be a whole number from 1 to 1,000,000,000,000; you typed 0"),
+    (100, 101, 1, "Batch size B must be a whole number from 1 to 100 (the dataset size); you typed 101"),
+    (100, 0, 1, "Batch size B must be a whole number from 1 to 100 (the dataset size); you typed 0"),
+    (100, 10, 0, "Epochs must be greater than 0; you typed 0"),
+    (100, 10, math.nan, "Epochs must be a number (greater than 0); you typed nan"),
+    (100, 10, 1e9, "Epochs must be at most 1e8 with this batch and dataset size (a row counts at most "
+                   "1,000,000,000 steps); you typed 1e9"),
+    (10.5, 1, 1, "Dataset size N must be a whole number from 1 to 1,000,000,000,000; you typed 10.5"),
+    ("abc", 1, 1, 'Dataset size N must be a whole number from 1 to 1,000,000,000,000; you typed "abc"')])
+def test_dpsgd_schedule_rejects_bad_input(n, b, e, message):
+    with pytest.raises(ValueError) as err:
         dpsgd_schedule(n, b, e)
+    assert str(err.value) == message
 
 
 def test_dpsgd_dialog_shows_the_steps_and_builds_a_row(qtbot):
@@ -81,11 +90,14 @@ def test_dpsgd_dialog_shows_the_steps_and_builds_a_row(qtbot):
     ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
     assert ok.isEnabled() and ok.text() == "Apply to row 1"
     dialog.fields["batch"].setText("70000")
-    assert dialog.row() is None and "batch size" in dialog.error_label.text()
+    assert dialog.row() is None and dialog.error_label.text().startswith("Batch size B must be")
+    assert dialog.fields["batch"].styleSheet() and not dialog.fields["dataset"].styleSheet()
     assert not ok.isEnabled()
     dialog.fields["batch"].setText("512")
     dialog.fields["sigma"].setText("-1")
-    assert dialog.row() is None and "sigma" in dialog.error_label.text()
+    assert dialog.row() is None
+    assert dialog.error_label.text() == "Noise multiplier σ must be at least 0; you typed -1"
+    assert dialog.fields["sigma"].styleSheet()
 
 
 def test_dpsgd_helper_fills_the_selected_row_in_one_undo_step(qtbot, window, load):

@@ -63,7 +63,7 @@ def test_invalid_values_are_marked_on_their_cell_with_the_reason():
     for typed in ("abc", "-5", "nan", "inf", "1.5", "0"):
         model.setData(model.index(0, COL_COUNT), typed)
         err = model.data(model.index(0, COL_COUNT), ErrorRole)
-        assert err and err.startswith("count"), (typed, err)
+        assert err and err.startswith("Count must be a whole number from 1 to"), (typed, err)
         assert err in model.data(model.index(0, COL_COUNT), Qt.ItemDataRole.ToolTipRole)
         assert model.data(model.index(0, COL_COUNT), Qt.ItemDataRole.BackgroundRole) is not None
         assert model.data(model.index(0, COL_LABEL), Qt.ItemDataRole.BackgroundRole) is None
@@ -78,7 +78,8 @@ def test_a_bad_parameter_marks_the_parameters_cell():
     doc, _, editor, model = make()
     editor.replace(2, doc.row(2).with_param("sampling_rate", 1.5))
     assert model.data(model.index(2, COL_PARAMS), Qt.ItemDataRole.BackgroundRole) is not None
-    assert "sampling_rate" in model.data(model.index(2, COL_PARAMS), Qt.ItemDataRole.ToolTipRole)
+    assert "Sampling rate q must be between 0 and 1; you typed 1.5" in model.data(
+        model.index(2, COL_PARAMS), Qt.ItemDataRole.ToolTipRole)
     assert model.data(model.index(2, COL_COUNT), Qt.ItemDataRole.BackgroundRole) is None
 
 

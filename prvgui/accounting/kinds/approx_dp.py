@@ -43,6 +43,7 @@ class ApproxDP(Mechanism):
 
     kind = "approx_dp"
     title = "Approximate (ε, δ)-DP"
+    summary = "Any mechanism known only to be (ε, δ)-DP, accounted for by its worst case."
     menu_order = 50
 
     epsilon: float = param(dataclasses.replace(EPSILON, initial=0.1))

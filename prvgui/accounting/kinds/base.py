@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import prv as _prv
-from ..validate import check_number
+from ..validate import MISSING, NumberError, check_number
 
 
 class Neighbouring(str, Enum):
@@ -73,12 +73,9 @@ class Relation:
 def check_group_size(value: object, name: str = "group_size") -> int:
     """An integer in [1, MAX_GROUP] (integral floats such as 4.0 are accepted)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            isinstance(value, float) and (not math.isfinite(value) or value != int(value))):
-        raise ValueError(f"{name} (records per person) must be a whole number from 1 to {MAX_GROUP}, "
-                         f"got {value!r}")
-    if not 1 <= value <= MAX_GROUP:
-        raise ValueError(f"{name} (records per person) must be a whole number from 1 to {MAX_GROUP}, "
-                         f"got {value!r}")
+            isinstance(value, float) and (not math.isfinite(value) or value != int(value))) \
+            or not 1 <= value <= MAX_GROUP:
+        raise NumberError("Records per person", f"a whole number from 1 to {MAX_GROUP}", value, field=name)
     return int(value)
 
 
@@ -123,10 +120,13 @@ class Param:
     integer: bool = False
 
     def check(self, name: str, value: object) -> float:
-        v = check_number(name, value, self.lo, self.hi, self.lo_open)
+        """``value`` as a float (an int for ``integer`` parameters), else a ``NumberError`` naming
+        the parameter by its title (``Noise σ must be at least 0; you typed -1``) and by
+        ``name`` (its ``field``)."""
+        v = check_number(self.title, value, self.lo, self.hi, self.lo_open, field=name)
         if self.integer:
             if v != int(v):
-                raise ValueError(f"{name} must be a whole number, got {value!r}")
+                raise NumberError(self.title, "a whole number", value, field=name)
             return int(v)
         return v
 
@@ -140,7 +140,7 @@ class Choice(Param):
     def check(self, name: str, value: object) -> str:
         values = [v for v, _ in self.choices]
         if not isinstance(value, str) or value not in values:
-            raise ValueError(f"{name} must be one of {', '.join(repr(v) for v in values)}, got {value!r}")
+            raise NumberError(self.title, "one of " + " or ".join(f'"{v}"' for v in values), value, field=name)
         return value
 
 
@@ -162,6 +162,9 @@ class Mechanism:
     kind: ClassVar[str] = ""
     #: the name people read (menus, tables, reports)
     title: ClassVar[str] = ""
+    #: one sentence saying what the mechanism does, for people (tooltips of menus and lists);
+    #: empty: the first line of the class's docstring
+    summary: ClassVar[str] = ""
     #: position in menus
     menu_order: ClassVar[int] = 100
     #: the rows of DP-SGD training use this kind (the DP-SGD helper fills them in)
@@ -178,6 +181,11 @@ class Mechanism:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, f.metadata["param"].check(f.name, getattr(self, f.name)))
+
+    @classmethod
+    def describe(cls) -> str:
+        """The one-sentence summary people read (``summary``, else the docstring's first line)."""
+        return cls.summary or (cls.__doc__ or cls.title).strip().splitlines()[0]
 
     # ------------------------------------------------------------ parameters
     @classmethod
@@ -205,11 +213,11 @@ class Mechanism:
         names = list(cls.param_specs())
         unknown = sorted(set(params) - set(names))
         if unknown:
-            raise ValueError(f"unknown parameter {unknown[0]!r} for kind {cls.kind!r} "
-                             f"(expected {', '.join(names)})")
+            raise ValueError(f"{cls.title} has no parameter {unknown[0]!r} (its parameters: "
+                             f"{', '.join(names)})")
         missing = [n for n in cls.required() if n not in params]
         if missing:
-            raise ValueError(f"missing parameter {missing[0]!r} for kind {cls.kind!r}")
+            cls.param_specs()[missing[0]].check(missing[0], MISSING)
         return cls(**params)
 
     def params(self) -> dict[str, float]:
@@ -318,9 +326,16 @@ SAMPLING = Choice("Batches", "", "how each step's batch is formed: 'poisson' (ea
                   "q × n records; defined under replace-one only)", "", "poisson",
                   choices=(("poisson", "Poisson: each record joins with probability q"),
                            ("fixed_size", "Fixed size: a random batch of exactly q·n records")))
-FIXED_SIZE_ADD_REMOVE = ("sampling 'fixed_size' (a batch of exactly q × n records) is defined only under "
-                         "replace-one neighbouring: adding or removing a record changes n and so the "
-                         "batch size; set neighbouring to 'replace_one' or use Poisson sampling")
+FIXED_SIZE_ADD_REMOVE = ("Fixed-size batches (exactly q × n records) are defined only under replace-one "
+                         "neighbouring: adding or removing a record changes n and so the batch size; "
+                         "choose replace-one neighbouring (\"replace_one\" in a file) or Poisson sampling")
+
+
+def fixed_size_error() -> ValueError:
+    """The error for fixed-size sampling under add/remove; its ``field`` is ``sampling``."""
+    exc = ValueError(FIXED_SIZE_ADD_REMOVE)
+    exc.field = "sampling"  # type: ignore[attr-defined]
+    return exc
 EPSILON = Param("ε", "nats", "privacy parameter epsilon (nats)", "ε", 1.0, search=Search(True, 1e-6, 50.0))
 L1_SENSITIVITY = Param("Sensitivity Δ", "L1 norm", "L1 sensitivity of the query (default 1)", "Δ", 1.0)
 LAPLACE_SCALE = Param("Noise scale b", "Laplace scale, units of Δ",

@@ -41,6 +41,7 @@ class Gaussian(Mechanism):
 
     kind = "gaussian"
     title = "Gaussian"
+    summary = "Adds Gaussian noise of standard deviation σ to a query whose L2 sensitivity is Δ."
     menu_order = 10
 
     sigma: float = param(Param("Noise σ", "std. dev., same units as Δ",

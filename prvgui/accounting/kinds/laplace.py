@@ -61,6 +61,7 @@ class Laplace(Mechanism):
 
     kind = "laplace"
     title = "Laplace"
+    summary = "Adds Laplace noise of scale b to a query whose L1 sensitivity is Δ."
     menu_order = 20
 
     scale: float = param(LAPLACE_SCALE)

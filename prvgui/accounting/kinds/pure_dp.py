@@ -16,6 +16,7 @@ class PureDP(RandomizedResponse):
 
     kind = "pure_dp"
     title = "Pure ε-DP"
+    summary = "Any mechanism known only to be ε-DP, accounted for by its worst case."
     menu_order = 40
 
     epsilon: float = param(dataclasses.replace(EPSILON, initial=0.1))

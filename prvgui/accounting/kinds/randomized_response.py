@@ -33,6 +33,7 @@ class RandomizedResponse(Mechanism):
 
     kind = "randomized_response"
     title = "Randomized response"
+    summary = "Reports one private bit truthfully with probability e^ε / (1 + e^ε), else flipped."
     menu_order = 30
 
     epsilon: float = param(EPSILON)

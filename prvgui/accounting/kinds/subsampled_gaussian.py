@@ -26,7 +26,7 @@ from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous
 from ..subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
                            refined_breaks)
-from .base import (FIXED_SIZE_ADD_REMOVE, SAMPLING, SAMPLING_RATE, Mechanism, Param, Relation, Search,
+from .base import (fixed_size_error, SAMPLING, SAMPLING_RATE, Mechanism, Param, Relation, Search,
                    param)
 from .gaussian import gaussian_prv
 
@@ -105,6 +105,8 @@ class SubsampledGaussian(Mechanism):
 
     kind = "subsampled_gaussian"
     title = "Subsampled Gaussian (DP-SGD step)"
+    summary = ("One DP-SGD step: each record joins the batch with probability q, and Gaussian noise "
+               "of σ times the clipping norm is added.")
     menu_order = 60
     dpsgd_step = True
     symmetric = False
@@ -138,7 +140,7 @@ class SubsampledGaussian(Mechanism):
 
     def under(self, relation: Relation) -> Mechanism:
         if not relation.replace and self.sampling != "poisson":
-            raise ValueError(FIXED_SIZE_ADD_REMOVE)
+            raise fixed_size_error()
         if relation.plain:
             return self
         from .gaussian import Gaussian
@@ -150,7 +152,7 @@ class SubsampledGaussian(Mechanism):
 
     def _prv(self, order: str) -> PRV:
         if self.sampling != "poisson":
-            raise ValueError(FIXED_SIZE_ADD_REMOVE)
+            raise fixed_size_error()
         return subsampled_gaussian_prv(self.noise, self.sampling_rate, order)
 
     def gaussian_mu(self) -> float | None:

@@ -20,7 +20,7 @@ import numpy as np
 from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous
 from ..subsampling import blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix, refined_breaks
-from .base import (FIXED_SIZE_ADD_REMOVE, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE, Mechanism,
+from .base import (fixed_size_error, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE, Mechanism,
                    Relation, param, ratio)
 from .laplace import laplace_prv
 
@@ -107,6 +107,7 @@ class SubsampledLaplace(Mechanism):
 
     kind = "subsampled_laplace"
     title = "Subsampled Laplace"
+    summary = "Laplace noise of scale b on a Poisson subsample: each record is used with probability q."
     menu_order = 70
     symmetric = False
 
@@ -132,7 +133,7 @@ class SubsampledLaplace(Mechanism):
 
     def under(self, relation: Relation) -> Mechanism:
         if not relation.replace and self.sampling != "poisson":
-            raise ValueError(FIXED_SIZE_ADD_REMOVE)
+            raise fixed_size_error()
         if relation.plain:
             return self
         from .laplace import Laplace
@@ -144,7 +145,7 @@ class SubsampledLaplace(Mechanism):
 
     def _prv(self, order: str) -> PRV:
         if self.sampling != "poisson":
-            raise ValueError(FIXED_SIZE_ADD_REMOVE)
+            raise fixed_size_error()
         return subsampled_laplace_prv(self.eps0, self.sampling_rate, order)
 
     def eps_delta(self) -> tuple[float, float]:
