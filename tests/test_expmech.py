@@ -191,8 +191,9 @@ def test_relations_groups_and_the_attack_pair():
     assert m.orders() == ("remove",) and not m.tight and m.eps_delta() == (0.4, 0.0)
     assert ExponentialMechanism(0.0).is_trivial() and m.poisson_counterpart() is None
     for bad in (-1, math.nan, math.inf, "1", None, True):
-        with pytest.raises(ValueError, match="epsilon"):
+        with pytest.raises(ValueError, match="ε must be") as err:
             ExponentialMechanism(bad)
+        assert err.value.field == "epsilon"
 
 
 def test_the_proven_lower_bound_is_the_t_pair_at_half_epsilon():

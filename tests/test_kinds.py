@@ -40,8 +40,9 @@ def test_every_kind_declares_its_parameters(kind):
         assert p.title and p.help, name
         if isinstance(p, Choice):
             assert len(p.choices) >= 2 and p.initial in dict(p.choices)
-            with pytest.raises(ValueError, match=name):
+            with pytest.raises(ValueError, match=p.title) as err:
                 p.check(name, "nonsense")
+            assert err.value.field == name
             continue
         assert p.unit and p.symbol, name
         p.check(name, p.initial)  # a new row is valid

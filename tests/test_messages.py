@@ -8,6 +8,8 @@ import math
 
 import pytest
 
+from prvgui.accounting.kinds.base import Choice
+
 from prvgui.accounting import Accountant, Row
 from prvgui.accounting.comparisons import compare_delta, compare_epsilon
 from prvgui.accounting.mechanisms import MECHANISM_KINDS, mechanism_from_params
@@ -74,12 +76,15 @@ def test_the_file_loader_names_the_row_the_key_and_the_label(kind, name, label):
     spec = MECHANISM_KINDS[kind].param_specs()[name]
     bad = -1 if spec.lo >= 0 else 2.0
     row = {"kind": kind, **MECHANISM_KINDS[kind].initial_params(), name: bad}
-    text = json.dumps({"format": "prvgui.composition", "version": 1,
+    text = json.dumps({"format": "prvgui.composition", "version": 2,
                        "mechanisms": [{"kind": "gaussian", "sigma": 1}, row]})
     with pytest.raises(FileFormatError) as err:
         loads(text)
     title = MECHANISM_KINDS[kind].title
-    needs = range_text(spec.lo, spec.hi, spec.lo_open)
+    if isinstance(spec, Choice):  # a named choice, not a number
+        needs = "one of " + " or ".join(f'"{v}"' for v, _ in spec.choices)
+    else:
+        needs = range_text(spec.lo, spec.hi, spec.lo_open)
     assert str(err.value) == f"row 2 ({title}), {name}: {label} must be {needs}; the file has -1"
     # a number too large for a float is shown as the file has it
     with pytest.raises(FileFormatError) as err:
@@ -119,7 +124,7 @@ def test_target_messages(check, label, text, shown, needs):
 
 
 # ------------------------------------------------------------------ the command line
-MINIMAL = {"format": "prvgui.composition", "version": 1,
+MINIMAL = {"format": "prvgui.composition", "version": 2,
            "mechanisms": [{"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.01, "count": 10}]}
 
 

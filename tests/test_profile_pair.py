@@ -136,11 +136,13 @@ def test_any_valid_points_give_a_pair_that_satisfies_them(points):
     ([], "at least one"), ("0.5,1e-5", "list of"), (None, "list of"), (3.0, "list of"),
     ([(0.5,)], r"points\[0\] must be a pair"), ([(0.5, 1e-5, 1)], "must be a pair"),
     (["ab"], "must be a pair"),
-    ([(math.nan, 1e-5)], "epsilon must be a finite number"), ([(1.0, math.inf)], "delta must be a finite"),
-    ([(-0.1, 1e-5)], r"epsilon must be in \[0, 700\]"), ([(0.1, 1.5)], r"delta must be in \[0, 1\]"),
-    ([(0.1, -1e-9)], r"delta must be in \[0, 1\]"), ([("0.1", 1e-5)], "epsilon must be a number"),
+    ([(math.nan, 1e-5)], r"epsilon must be a number \(between 0 and 700\); you typed nan"),
+    ([(1.0, math.inf)], "delta must be between 0 and 1; you typed inf"),
+    ([(-0.1, 1e-5)], "epsilon must be between 0 and 700; you typed -0.1"),
+    ([(0.1, 1.5)], "delta must be between 0 and 1; you typed 1.5"),
+    ([(0.1, -1e-9)], "delta must be between 0 and 1"), ([("0.1", 1e-5)], "epsilon must be a number"),
     ([(True, 0.1)], "epsilon must be a number"), ([(1.0, 1e-6), (1.0, 1e-5)], "appears twice"),
-    ([(0.5, 1e-6), (1.0, 1e-3)], "must not increase"), ([(1e3, 0.0)], "epsilon must be in"),
+    ([(0.5, 1e-6), (1.0, 1e-3)], "must not increase"), ([(1e3, 0.0)], "epsilon must be between 0 and 700"),
 ])
 def test_bad_points_are_refused_in_words(bad, text):
     with pytest.raises(ValueError, match=text):

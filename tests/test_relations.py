@@ -66,7 +66,7 @@ def test_fixed_size_sampling_is_only_defined_under_replace_one():
         m.prv("remove")
     # under replace-one it has the Poisson pair's numbers (the same dominating pair)
     assert m.under(Relation("replace_one")) == SubsampledGaussian(1.0, 0.01).under(Relation("replace_one"))
-    with pytest.raises(ValueError, match="sampling must be one of"):
+    with pytest.raises(ValueError, match='Batches must be one of "poisson" or "fixed_size"; you typed "bernoulli"'):
         SubsampledGaussian(1.0, 0.01, sampling="bernoulli")
 
 
@@ -83,20 +83,20 @@ def _v2(**top):
 
 @pytest.mark.parametrize("text,where", [
     (_v2(mech={"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.01, "sampling": "fixed_size"}),
-     "mechanisms[0].sampling"),
+     "row 1 (Subsampled"),
     (_v2(mech={"kind": "subsampled_laplace", "scale": 1.0, "sampling_rate": 0.01, "sampling": "fixed"}),
-     "mechanisms[0].sampling"),
+     "row 1 (Subsampled"),
     (_v2(group_size=0), "group_size"), (_v2(group_size=2.5), "group_size"),
     (_v2(group_size=10**9), "group_size"), (_v2(group_size="3"), "group_size"),
     (_v2(group_size=True), "group_size"),
     (_v2(neighbouring="swap"), "neighbouring"),
     (_v2(mech={"kind": "shuffled_gaussian", "sigma": 1.0, "batches_per_epoch": 0.5}),
-     "mechanisms[0].batches_per_epoch"),
+     "row 1 (Shuffled"),
     (_v2(mech={"kind": "shuffled_gaussian", "sigma": 1.0, "batches_per_epoch": 2.5}),
-     "mechanisms[0].batches_per_epoch"),
+     "row 1 (Shuffled"),
     (_v2(mech={"kind": "shuffled_gaussian", "sigma": 1.0, "batches_per_epoch": 0}),
-     "mechanisms[0].batches_per_epoch"),
-    (_v2(mech={"kind": "shuffled_gaussian", "sigma": 1.0}), "mechanisms[0]"),
+     "row 1 (Shuffled"),
+    (_v2(mech={"kind": "shuffled_gaussian", "sigma": 1.0}), "row 1 (Shuffled"),
     # version 1 files cannot hold what version 2 added
     (_v2(neighbouring="replace_one").replace('"version": 2', '"version": 1'), "neighbouring"),
     (_v2(group_size=2).replace('"version": 2', '"version": 1'), "group_size"),
@@ -106,7 +106,9 @@ def test_bad_version_2_fields_are_named(text, where):
         loads_composition(text)
     msg = str(err.value)
     assert msg.startswith(where), msg
-    assert "\n" not in msg
+    field = {"row 1 (Subsampled": "sampling", "row 1 (Shuffled": "batches_per_epoch"}.get(where)
+    assert field is None or f"), {field}: " in msg, msg
+    assert "\n" not in msg and "got " not in msg
 
 
 def test_version_2_round_trips_and_version_1_still_loads():

@@ -174,16 +174,16 @@ def test_extreme_parameters_never_fail_open(rho, xi):
     assert b.upper >= min(cks_epsilon(max(rho, 1e-12), xi, 1e-6), 700.0) - 1e-9
 
 
-@pytest.mark.parametrize("params,text", [({"rho": 0.0}, r"rho must be in \(0, 10000\]"),
-                                         ({"rho": -1.0}, r"rho must be in \(0, 10000\]"),
-                                         ({"rho": math.inf}, "rho must be a finite"),
-                                         ({"rho": math.nan}, "rho must be a finite"),
-                                         ({"rho": "0.1"}, "rho must be a number"),
-                                         ({"rho": True}, "rho must be a number"),
-                                         ({"rho": 1e5}, r"rho must be in \(0, 10000\]"),
-                                         ({"rho": 0.1, "xi": -0.1}, "xi must be"),
-                                         ({"rho": 0.1, "xi": math.nan}, "xi must be a finite"),
-                                         ({"xi": 0.1}, "missing parameter 'rho'")])
+@pytest.mark.parametrize("params,text", [({"rho": 0.0}, "ρ must be greater than 0 and at most 10000; you typed 0"),
+                                         ({"rho": -1.0}, "ρ must be greater than 0 and at most 10000; you typed -1"),
+                                         ({"rho": math.inf}, "ρ must be .*; you typed inf"),
+                                         ({"rho": math.nan}, "ρ must be a number .*; you typed nan"),
+                                         ({"rho": "0.1"}, "ρ must be a number .*not text"),
+                                         ({"rho": True}, "ρ must be a number .*; you typed true"),
+                                         ({"rho": 1e5}, "ρ must be greater than 0 and at most 10000"),
+                                         ({"rho": 0.1, "xi": -0.1}, "ξ must be at least 0; you typed -0.1"),
+                                         ({"rho": 0.1, "xi": math.nan}, "ξ must be a number"),
+                                         ({"xi": 0.1}, "ρ must be a number .*it is missing")])
 def test_bad_parameters_are_refused_in_words(params, text):
     with pytest.raises(ValueError, match=text):
         ZCDP.from_params(params)
@@ -192,7 +192,7 @@ def test_bad_parameters_are_refused_in_words(params, text):
 def test_files_name_the_bad_field():
     good = dumps(Document([RowSpec("zcdp", {"rho": 0.1, "xi": 0.2}, 3, "")]))
     assert loads_composition(good).rows[0].params == {"rho": 0.1, "xi": 0.2}
-    with pytest.raises(FileFormatError, match=r"mechanisms\[0\]\.rho"):
+    with pytest.raises(FileFormatError, match=r"row 1 \(.*\), rho: ρ must be"):
         loads_composition(good.replace('"rho": 0.1', '"rho": -0.1'))
     with pytest.raises(FileFormatError, match="version 1"):
         loads_composition(good.replace('"version": 2', '"version": 1'))

@@ -164,6 +164,8 @@ def _row(i: int, m: object, version: int = VERSION) -> RowSpec:
     where = f"{where} ({KIND_TITLES[kind]})"
     allowed = ROW_KEYS | set(param_names(kind)) - (V2_FIELDS if version == 1 else set())
     unknown = sorted(set(m) - allowed)
+    if unknown and unknown[0] in V2_FIELDS:
+        raise FileFormatError(f"{where}, {unknown[0]}: not part of version 1 files (version 2 has it)")
     if unknown:
         raise FileFormatError(f"{where}, {unknown[0]}: not a field of this mechanism (its fields: "
                               f"{', '.join(['kind', *param_names(kind), 'count', 'label'])})")

@@ -28,11 +28,11 @@ from .dpsgd_rows import (HELPER_KINDS, MAX_DATASET, SCHEME_TEXT, SCHEME_TIPS, SC
                          SHUFFLED_KIND, dpsgd_row, dpsgd_schedule, initial_for_row, merged_row,
                          outcome_text, scheme_relation, scheme_request, settings_for_row,
                          settings_for_shuffled, shuffled_schedule, unavailable_text)
-from .fmt import fmt, fmt_count, fmt_value, parse_number
+from .fmt import fmt, fmt_count
 from .targets import NEIGHBOURING, check_group_text
 from .tasks import TaskRunner
 from .undo import Editor
-from .widgets import WARN_COLOR, ErrorLabel, mark
+from .widgets import WARN_COLOR, ErrorLabel, field_value, fill, mark
 
 __all__ = ["DpSgdDialog", "apply_helper", "HELPER_KINDS", "MAX_DATASET", "SCHEMES", "SHUFFLED_KIND",
            "dpsgd_row", "dpsgd_schedule", "initial_for_row", "settings_for_row", "settings_for_shuffled",
