@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QDialog, QDialog
 from ..accounting.kinds.base import MAX_GROUP
 from ..accounting.view_model import compute
 from ..document.model import Document, RowSpec
-from .dpsgd_rows import (HELPER_KINDS, MAX_DATASET, SCHEME_TEXT, SCHEME_TIPS, SCHEME_TITLES, SCHEMES,
+from .dpsgd_rows import (HELPER_KINDS, LABELS, MAX_DATASET, SCHEME_TEXT, SCHEME_TIPS, SCHEME_TITLES, SCHEMES,
                          SHUFFLED_KIND, dpsgd_row, dpsgd_schedule, initial_for_row, merged_row,
                          outcome_text, scheme_relation, scheme_request, settings_for_row,
                          settings_for_shuffled, shuffled_schedule, unavailable_text)
@@ -455,7 +455,5 @@ def _short(message: str) -> str:
 
 
 def _field_of(message: str) -> str:
-    """The field a schedule message is about (default: epochs)."""
-    if message.startswith("sigma"):
-        return "sigma"
-    return next((k for k, w in FIELD_NAMES if message.startswith(w)), "epochs")
+    """The field a schedule message is about: the one whose label starts it (default: epochs)."""
+    return next((k for k, label in LABELS.items() if message.startswith(label)), "epochs")

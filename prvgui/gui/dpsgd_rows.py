@@ -21,7 +21,7 @@ from fractions import Fraction
 from ..accounting.kinds.base import Relation
 from ..accounting.kinds.shuffled_gaussian import MAX_BATCHES, ShuffledGaussian
 from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT
-from ..accounting.validate import check_number
+from ..accounting.validate import NumberError, check_number, number_text
 from ..accounting.view_model import Request
 from ..document.model import RowSpec, Targets
 from .fmt import fmt, fmt_bound, fmt_value
@@ -50,42 +50,51 @@ SCHEME_TIPS = {
 }
 
 
-def _whole(name: str, value: object, lo: int, hi: int) -> int:
+#: the helper's fields: key -> label (messages name a field by it)
+LABELS = {"dataset": "Dataset size N", "batch": "Batch size B", "epochs": "Epochs",
+          "sigma": "Noise multiplier σ"}
+
+
+def _whole(key: str, value: object, lo: int, hi: int, why: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or value != int(value) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number in [{lo}, {hi}], got {value!r}")
+        raise NumberError(LABELS[key], f"a whole number from {lo:,} to {hi:,}{why}", value, key)
     return int(value)
+
+
+def _sizes(dataset_size: object, batch_size: object) -> tuple[int, int]:
+    n = _whole("dataset", dataset_size, 1, MAX_DATASET)
+    b = _whole("batch", batch_size, 1, n, " (the dataset size)" if n < MAX_DATASET else "")
+    return n, b
 
 
 def dpsgd_schedule(dataset_size: object, batch_size: object, epochs: object) -> tuple[float, int]:
     """(sampling rate q, number of steps) for DP-SGD with Poisson or fixed-size batches.
 
-    Raises ValueError naming the bad field.
+    Raises a NumberError naming the bad field by its label (its ``field`` is the key).
     """
-    n = _whole("dataset size", dataset_size, 1, MAX_DATASET)
-    b = _whole("batch size", batch_size, 1, n)
-    epochs = check_number("epochs", epochs, 0.0, lo_open=True)
+    n, b = _sizes(dataset_size, batch_size)
+    epochs = check_number(LABELS["epochs"], epochs, 0.0, lo_open=True, field="epochs")
     q = b / n
     exact = epochs / q
     steps = max(1, math.ceil(exact - 1e-9 * max(1.0, exact)))
     if steps > MAX_COUNT:
-        raise ValueError(f"epochs × dataset size / batch size gives {steps} steps (limit {MAX_COUNT})")
+        most = number_text(float(fmt_bound(MAX_COUNT * q, 6, up=False)))
+        raise NumberError(LABELS["epochs"], f"at most {most} with this batch and dataset "
+                          f"size (a row counts at most {MAX_COUNT:,} steps)", epochs, "epochs")
     return q, steps
 
 
 def shuffled_schedule(dataset_size: object, batch_size: object, epochs: object) -> tuple[int, int]:
     """(batches per epoch T = ⌈N / B⌉, epochs) for DP-SGD with shuffled batches; the epochs are
-    the row's count, so they must be whole. Raises ValueError naming the bad field."""
-    n = _whole("dataset size", dataset_size, 1, MAX_DATASET)
-    b = _whole("batch size", batch_size, 1, n)
-    check_number("epochs", epochs, 0.0, lo_open=True)
-    if epochs != int(epochs):  # type: ignore[arg-type]
-        raise ValueError(f"epochs must be a whole number for shuffled batches (the row counts epochs), "
-                         f"got {epochs!r}")
-    e = _whole("epochs", epochs, 1, MAX_COUNT)
+    the row's count, so they must be whole. Raises a NumberError naming the bad field."""
+    n, b = _sizes(dataset_size, batch_size)
+    check_number(LABELS["epochs"], epochs, 0.0, lo_open=True, field="epochs")
+    e = _whole("epochs", epochs, 1, MAX_COUNT, " with shuffled batches (the row counts epochs)")
     t = -(-n // b)
     if t > MAX_BATCHES:
-        raise ValueError(f"dataset size / batch size gives {t} batches per epoch (limit {MAX_BATCHES})")
+        raise NumberError(LABELS["batch"], f"at least {-(-n // MAX_BATCHES):,} with shuffled batches "
+                          f"(at most {MAX_BATCHES:,} batches per epoch)", batch_size, "batch")
     return t, e
 
 

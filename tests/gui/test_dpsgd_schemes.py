@@ -157,9 +157,9 @@ def test_a_bad_k_names_the_field_and_blocks_apply(qtbot, make, typed):
     dialog.user.setChecked(True)
     dialog.group.setText(typed)
     assert dialog.row() is None and dialog.relation() is None
-    assert "records per person" in dialog.error_label.text()
+    assert "Records per person must be" in dialog.error_label.text()
     assert not dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
-    assert all(text.startswith("— records per person") for text in dialog.answers().values())
+    assert all(text.lower().startswith("— records per person") for text in dialog.answers().values())
     dialog.group.setText("3")
     assert dialog.row() is not None and dialog.relation() == ("add_remove", 3)
 
@@ -167,12 +167,12 @@ def test_a_bad_k_names_the_field_and_blocks_apply(qtbot, make, typed):
 def test_fractional_epochs_rule_out_shuffled_only(qtbot, make):
     dialog, engine = make({"epochs": 2.5})
     answers = compare(qtbot, dialog)
-    assert answers["shuffled"].startswith("— epochs must be a whole number for shuffled batches")
+    assert answers["shuffled"].startswith("— Epochs must be a whole number") and "shuffled batches" in answers["shuffled"]
     assert answers["poisson"] == "≤ 0.47" and answers["fixed_size"] == "≤ 0.93"
     assert "shuffled" not in engine.by_scheme()  # nothing was sent for it
     dialog.set_scheme("shuffled")
     assert dialog.row() is None
-    assert "epochs must be a whole number" in dialog.error_label.text()
+    assert "Epochs must be a whole number" in dialog.error_label.text()
     assert "Invalid" in dialog.fields["epochs"].toolTip()
     assert not dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
 
@@ -281,8 +281,9 @@ def test_settings_for_shuffled_reproduce_the_row(t, count, remembered):
     assert got is not None and shuffled_schedule(got["dataset"], got["batch"], got["epochs"]) == (t, count)
 
 
-@pytest.mark.parametrize("n, b, e, field", [(100, 10, 1.5, "epochs"), (100, 0, 1, "batch size"),
-                                            (10**12, 1, 1, "batches per epoch"), (100, 10, 0, "epochs")])
+@pytest.mark.parametrize("n, b, e, field", [(100, 10, 1.5, "epochs"), (100, 0, 1, "batch"),
+                                            (10**12, 1, 1, "batch"), (100, 10, 0, "epochs")])
 def test_shuffled_schedule_names_the_bad_field(n, b, e, field):
-    with pytest.raises(ValueError, match=field):
+    with pytest.raises(ValueError, match={"epochs": "Epochs must be", "batch": "Batch size B must be"}[field]) as err:
         shuffled_schedule(n, b, e)
+    assert err.value.field == field
