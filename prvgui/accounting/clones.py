@@ -1,0 +1,211 @@
+"""The clone pair of the shuffle model and its privacy loss random variable (PRV).
+
+Feldman, McMillan, Talwar, "Hiding among the clones" (FOCS 2021, arXiv 2012.12803, Thm 3.2):
+n users each apply an eps0-DP local randomizer and the n reports are shuffled. For two
+datasets that differ in one user's data (replace-one), the shuffled output is a
+post-processing of one of
+
+    P = (A + D, C - A + 1 - D),    Q = (A + 1 - D, C - A + D),
+
+C ~ Binom(n - 1, e^-eps0) (the other users whose report is a "clone"), A | C ~ Binom(C, 1/2),
+D ~ Bernoulli(e^eps0 / (e^eps0 + 1)), all independent. With m = C + 1 (observed: the sum of
+the two counts) and a the first count, E = e^eps0 - 1, u = a / m:
+
+    P(m, a) = pi(m) 2 B_m(a) (1 + E u) / (2 + E),   Q(m, a) = P(m, m - a),
+    loss l(a/m) = log(1 + E u) - log(1 + E (1 - u))   in [-eps0, eps0],
+
+pi(m) = Binom(m - 1; n - 1, e^-eps0), B_m(a) = binom(m, a) 2^-m. Swapping the counts maps P to
+Q, so the pair is symmetric: one order is composed. The PRV takes finitely many values.
+
+What ``clone_prv`` returns is the PRV of a pair that dominates (P, Q), with at most
+``MAX_ATOMS`` atoms, built in four steps, each of which can only raise delta(eps):
+
+1. Fewer clones: p = e^-eps0 is rounded down and E up. A pair with more clones is a
+   post-processing of one with fewer (give each extra clone's report to either count with
+   probability 1/2: P_c becomes P_{c+1} and Q_c becomes Q_{c+1}), and a larger E is the same
+   randomizer at a larger eps0.
+2. Groups of rows: for large n the rows c = m - 1 are grouped in runs of w and every row of a
+   run replaced by its first (fewest clones: the same argument), with the run's total mass;
+   rows above the upper tail join the last run. Rows below C's lower tail (mass <= TAU) and,
+   in each row, the counts a outside a Hoeffding window (mass <= 2 TAU per side, since
+   P(a | m) <= 2 B_m(a)) go to loss +inf: that pair has an extra outcome with all that P mass
+   and no Q mass, from which the dropped outcomes are a post-processing.
+3. Connect the dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022): when the atoms
+   are too many, each atom of loss l in a bucket [j g, (j + 1) g] is split between the two
+   ends so that both its P and its Q mass are kept (theta = expm1(j g - l) / expm1(-g) of its
+   P mass to the top). The original pair is a post-processing of the split one; g is tiny
+   (BUCKETS buckets over the support), far below any accountant mesh.
+4. Rounding: every computed mass carries a relative error below ``rho`` (bounded below);
+   all masses are scaled so that each is at most its exact value, the rest goes to +inf.
+
+So the certified upper bounds hold for the shuffle model. A lower bound computed from this
+PRV is a lower bound for this pair (equal to the clone pair when n is small and steps 2-3 do
+nothing), not for a particular randomizer: the clone pair is itself only an upper bound.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+from .prv import PRV, TRIVIAL
+
+#: tail mass cut per side (rows of C, counts within a row)
+TAU = 1e-18
+#: at most this many (m, a) atoms are evaluated; beyond it rows are grouped (step 2)
+BUDGET = 1_500_000
+#: at most this many atoms in the PRV; beyond it connect the dots on >= BUCKETS buckets
+MAX_ATOMS, BUCKETS = 16384, 8192
+_U = 2.0 ** -53
+#: bound on the relative error of one evaluated mass (tests check it against mpmath)
+EVAL_REL = 4e-14
+
+# stirlerr(k) = log k! - (k + 1/2) log k + k - log sqrt(2 pi), k = 0..15 (40-digit values)
+_STIRLERR = np.array([0.0, 0.08106146679532726, 0.0413406959554093, 0.02767792568499834,
+                      0.020790672103765093, 0.016644691189821193, 0.013876128823070748,
+                      0.01189670994589177, 0.010411265261972096, 0.009255462182712733,
+                      0.00833056343336287, 0.007573675487951841, 0.00694284010720953,
+                      0.006408994188004207, 0.0059513701127588475, 0.005554733551962801])
+
+
+def stirlerr(k: np.ndarray) -> np.ndarray:
+    """The remainder of Stirling's formula at integers k >= 1 (the table, then the asymptotic
+    series 1/12k - 1/360k^3 + 1/1260k^5 - 1/1680k^7 + 1/1188k^9, error < 2e-16 from k = 16)."""
+    k = np.asarray(k, dtype=float)
+    r = 1.0 / np.maximum(k, 16.0)
+    r2 = r * r
+    series = r * (1 / 12 - r2 * (1 / 360 - r2 * (1 / 1260 - r2 * (1 / 1680 - r2 / 1188))))
+    return np.where(k < 16, _STIRLERR[np.clip(k, 0, 15).astype(np.int64)], series)
+
+
+def log_half_binom(a: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """log(binom(m, a) / 2^m) for integers 0 <= a <= m, m >= 1, to a relative few ulps of its
+    size (Loader's saddle-point form: Stirling remainders plus the deviance
+    m/2 [(1+x) log(1+x) + (1-x) log(1-x)], x = (2a - m)/m, written without cancellation)."""
+    a, m = np.asarray(a, dtype=np.int64), np.asarray(m, dtype=np.int64)
+    af, mf = a.astype(float), m.astype(float)
+    edge = (a == 0) | (a == m)
+    ai, bi = np.where(edge, 1.0, af), np.where(edge, 1.0, mf - af)  # interior counts
+    x = (ai - bi) / (ai + bi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        near = 2.0 * x * np.arctanh(np.clip(x, -0.5, 0.5)) + np.log1p(-x * x)
+        far = (2 * ai / mf) * np.log(2 * ai / mf) + (2 * bi / mf) * np.log(2 * bi / mf)
+    dev = 0.5 * mf * np.where(np.abs(x) <= 0.5, near, far)
+    inner = (stirlerr(m) - stirlerr(ai) - stirlerr(bi) - dev
+             + 0.5 * (np.log(mf / (ai * bi)) - math.log(2 * math.pi)))
+    return np.where(edge, -mf * math.log(2.0), inner)
+
+
+def _c_range(n1: int, p: float) -> tuple[int, int]:
+    """(lo, hi): P(C < lo) <= TAU and P(C > hi) <= TAU for C ~ Binom(n1, p) (bisection)."""
+    lo, top = 0, int(n1 * p)
+    while lo < top:  # largest c with cdf(c - 1) <= TAU
+        mid = (lo + top + 1) // 2
+        lo, top = (mid, top) if stats.binom.cdf(mid - 1, n1, p) <= TAU else (lo, mid - 1)
+    bot, hi = math.ceil(n1 * p), n1
+    while bot < hi:  # smallest c with sf(c) <= TAU
+        mid = (bot + hi) // 2
+        bot, hi = (bot, mid) if stats.binom.sf(mid, n1, p) <= TAU else (mid + 1, hi)
+    return lo, hi
+
+
+def _window(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Counts a kept in row m: |a - m/2| <= sqrt(m log(1/TAU) / 2), whose complement has
+    B_m-mass <= TAU per side (Hoeffding)."""
+    t = np.sqrt(m * math.log(1 / TAU) / 2)
+    return np.maximum(np.ceil(m / 2 - t), 0).astype(np.int64), np.minimum(np.floor(m / 2 + t), m).astype(np.int64)
+
+
+@lru_cache(maxsize=32)
+def clone_prv(eps0: float, n: int) -> PRV:
+    """The PRV (one order; the pair is symmetric) of a pair dominating the clone pair of n users
+    with eps0-DP local randomizers (module docstring)."""
+    if eps0 == 0:
+        return TRIVIAL
+    p = math.exp(-eps0) * (1 - 4 * _U)  # step 1: rounded down ...
+    e = math.expm1(eps0) * (1 + 4 * _U)  # ... and up
+    c_lo, c_hi = _c_range(n - 1, p)
+    c = np.arange(c_lo, c_hi + 1)
+    lo, hi = _window(c + 1.0)
+    w = max(1, math.ceil(float(np.sum(hi - lo + 1)) / BUDGET))  # step 2: rows per group
+    starts = np.arange(0, c.size, w)
+    weight = np.add.reduceat(stats.binom.pmf(c, n - 1, p), starts)
+    weight[-1] += stats.binom.sf(c_hi, n - 1, p)
+    inf_mass = stats.binom.cdf(c_lo - 1, n - 1, p)
+    m = c[starts] + 1
+    lo, hi = lo[starts], hi[starts]
+    inf_mass += 2 * float(np.sum(weight * (stats.binom.cdf(lo - 1, m, 0.5) + stats.binom.sf(hi, m, 0.5))))
+    sizes = hi - lo + 1
+    first = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    mm = np.repeat(m, sizes)
+    aa = np.repeat(lo, sizes) + np.arange(first.size) - first
+    la = np.log1p(e * (aa / mm))
+    loss = la - np.log1p(e * ((mm - aa) / mm))
+    with np.errstate(divide="ignore"):
+        logw = np.log(weight)
+    mass = np.exp(np.repeat(logw, sizes) + log_half_binom(aa, mm) + la
+                  + math.log(2.0) - math.log(2.0 + e))
+    terms, keys = w, None
+    if aa.size <= 8 * MAX_ATOMS:  # equal fractions a/m have equal losses: merge them
+        g = np.gcd(aa, mm)
+        keys, inverse, counts = np.unique((aa // g) * (int(m.max()) + 1) + mm // g,
+                                          return_inverse=True, return_counts=True)
+    if keys is not None and keys.size <= MAX_ATOMS:  # the exact atoms
+        locs = np.zeros(keys.size)
+        locs[inverse] = loss
+        masses = np.bincount(inverse, weights=mass, minlength=keys.size)
+        terms += int(counts.max())
+    else:
+        locs, masses, k = _connect_the_dots(loss, mass)
+        terms += k
+    # step 4: rho bounds each mass's relative error (evaluation, theta, sums, the scaling)
+    rho = EVAL_REL + (terms + 16) * _U
+    inf_mass = min(1.0, inf_mass * (1 + 1e-9) + 2 * rho)
+    keep = masses > 0
+    locs, masses = locs[keep], masses[keep] * ((1.0 - inf_mass) / math.fsum(masses[keep]))
+    mean = math.fsum(locs * masses)
+    return PRV(tuple(zip(locs.tolist(), masses.tolist())), inf_mass, None, mean,
+               8 * _U * float(np.sum(np.abs(locs) * masses)) + 1e-300)
+
+
+def _connect_the_dots(loss: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Step 3: atoms at the ends of buckets [j g, (j + 1) g] (g a power of 2, so j g is exact;
+    the outer ends are the smallest and largest loss), keeping each bucket's P and Q mass;
+    also the most terms summed into one atom."""
+    lo, hi = float(loss.min()), float(loss.max())
+    g = 2.0 ** math.floor(math.log2((hi - lo) / BUCKETS))
+    j = np.floor(loss / g)
+    j += (j + 1) * g <= loss  # j g <= loss < (j + 1) g exactly
+    j -= j * g > loss
+    j0 = int(j.min())
+    idx = (j - j0).astype(np.int64)
+    size = int(idx.max()) + 2
+    ends = (j0 + np.arange(size)) * g
+    ends[0], ends[-1] = lo, max(hi, ends[-2])
+    a, b = ends[idx], ends[idx + 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        den = np.expm1(a - b)
+        up = np.where(a < b, mass * (np.expm1(a - loss) / den), 0.0)  # theta: P mass to b
+        down = np.where(a < b, mass * (np.exp(a - loss) * (np.expm1(loss - b) / den)), mass)
+    masses = np.bincount(idx, weights=down, minlength=size) + np.bincount(idx + 1, weights=up, minlength=size)
+    terms = 2 * int(np.bincount(idx, minlength=size).max())
+    return ends, masses, terms
+
+
+def clone_rdp(eps0: float, n: int, orders: np.ndarray) -> np.ndarray:
+    """Renyi DP of the clone pair at ``orders`` (> 1), an upper bound: from the dominating PRV,
+    with its +inf mass counted at the largest loss (the dropped outcomes' losses are at most
+    eps0), and never above eps0-randomized response's."""
+    from .rdp import lse_up, rr_rdp
+    prv = clone_prv(eps0, n)
+    if not prv.atoms:
+        return np.zeros_like(orders, dtype=float)
+    locs, masses = (np.array(v) for v in zip(*prv.atoms))
+    top = max(eps0, float(locs.max()))
+    with np.errstate(divide="ignore"):
+        logw = np.log(np.append(masses, prv.inf_mass))
+    x = np.append(locs, top)
+    t = logw[None, :] + (orders[:, None] - 1.0) * x[None, :]
+    return np.minimum(lse_up(t, axis=1) / (orders - 1.0), rr_rdp(eps0, orders))
