@@ -17,30 +17,35 @@ the two counts) and a the first count, E = e^eps0 - 1, u = a / m:
 pi(m) = Binom(m - 1; n - 1, e^-eps0), B_m(a) = binom(m, a) 2^-m. Swapping the counts maps P to
 Q, so the pair is symmetric: one order is composed. The PRV takes finitely many values.
 
-What ``clone_prv`` returns is the PRV of a pair that dominates (P, Q), with at most
-``MAX_ATOMS`` atoms, built in four steps, each of which can only raise delta(eps):
+What ``clone_prv`` returns is a PRV Y' that is stochastically at least the clone pair's Y (so
+delta(eps) = E[(1 - e^(eps - Y'))_+] can only be larger, for one run and, by coupling the
+draws, for any composition), with at most ``MAX_ATOMS`` atoms, built in four steps:
 
 1. Fewer clones: p = e^-eps0 is rounded down and E up. A pair with more clones is a
    post-processing of one with fewer (give each extra clone's report to either count with
-   probability 1/2: P_c becomes P_{c+1} and Q_c becomes Q_{c+1}), and a larger E is the same
-   randomizer at a larger eps0.
+   probability 1/2: P_c becomes P_{c+1} and Q_c becomes Q_{c+1}); a larger E gives a pair
+   from which the exact one follows by swapping the two counts with a fixed probability.
 2. Groups of rows: for large n the rows c = m - 1 are grouped in runs of w and every row of a
    run replaced by its first (fewest clones: the same argument), with the run's total mass;
    rows above the upper tail join the last run. Rows below C's lower tail (mass <= TAU) and,
    in each row, the counts a outside a Hoeffding window (mass <= 2 TAU per side, since
-   P(a | m) <= 2 B_m(a)) go to loss +inf: that pair has an extra outcome with all that P mass
-   and no Q mass, from which the dropped outcomes are a post-processing.
+   P(a | m) <= 2 B_m(a)) are dropped, and their mass is put at the largest loss log(1 + E):
+   every outcome's loss is at most that, so this only moves mass up. (+infinity would be as
+   conservative, but would make delta > 0 at every eps; this way delta(eps0) = 0 stays true:
+   the certified epsilon never exceeds eps0 beyond the bracket.)
 3. Connect the dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022): when the atoms
    are too many, each atom of loss l in a bucket [j g, (j + 1) g] is split between the two
    ends so that both its P and its Q mass are kept (theta = expm1(j g - l) / expm1(-g) of its
    P mass to the top). The original pair is a post-processing of the split one; g is tiny
    (BUCKETS buckets over the support), far below any accountant mesh.
 4. Rounding: every computed mass carries a relative error below ``rho`` (bounded below);
-   all masses are scaled so that each is at most its exact value, the rest goes to +inf.
+   all masses are scaled so that each is at most its exact value, and the rest (2 rho plus
+   the dropped tails, about 3e-13) is put at the largest loss as in step 2.
 
 So the certified upper bounds hold for the shuffle model. A lower bound computed from this
-PRV is a lower bound for this pair (equal to the clone pair when n is small and steps 2-3 do
-nothing), not for a particular randomizer: the clone pair is itself only an upper bound.
+PRV is a lower bound for this pair: for small n (steps 2-3 do nothing) that is the clone pair
+up to the ~3e-13 of step 4 in delta, and the clone pair is itself only an upper bound for a
+particular randomizer.
 """
 from __future__ import annotations
 
@@ -60,7 +65,7 @@ BUDGET = 1_500_000
 MAX_ATOMS, BUCKETS = 16384, 8192
 _U = 2.0 ** -53
 #: bound on the relative error of one evaluated mass (tests check it against mpmath)
-EVAL_REL = 4e-14
+EVAL_REL = 1e-13
 
 # stirlerr(k) = log k! - (k + 1/2) log k + k - log sqrt(2 pi), k = 0..15 (40-digit values)
 _STIRLERR = np.array([0.0, 0.08106146679532726, 0.0413406959554093, 0.02767792568499834,
@@ -133,10 +138,10 @@ def clone_prv(eps0: float, n: int) -> PRV:
     starts = np.arange(0, c.size, w)
     weight = np.add.reduceat(stats.binom.pmf(c, n - 1, p), starts)
     weight[-1] += stats.binom.sf(c_hi, n - 1, p)
-    inf_mass = stats.binom.cdf(c_lo - 1, n - 1, p)
+    dropped = stats.binom.cdf(c_lo - 1, n - 1, p)
     m = c[starts] + 1
     lo, hi = lo[starts], hi[starts]
-    inf_mass += 2 * float(np.sum(weight * (stats.binom.cdf(lo - 1, m, 0.5) + stats.binom.sf(hi, m, 0.5))))
+    dropped += 2 * float(np.sum(weight * (stats.binom.cdf(lo - 1, m, 0.5) + stats.binom.sf(hi, m, 0.5))))
     sizes = hi - lo + 1
     first = np.repeat(np.cumsum(sizes) - sizes, sizes)
     mm = np.repeat(m, sizes)
@@ -162,11 +167,17 @@ def clone_prv(eps0: float, n: int) -> PRV:
         terms += k
     # step 4: rho bounds each mass's relative error (evaluation, theta, sums, the scaling)
     rho = EVAL_REL + (terms + 16) * _U
-    inf_mass = min(1.0, inf_mass * (1 + 1e-9) + 2 * rho)
+    slack = min(1.0, dropped * (1 + 1e-9) + 2 * rho)
+    top = math.log1p(e)  # the largest loss (u = 1)
     keep = masses > 0
-    locs, masses = locs[keep], masses[keep] * ((1.0 - inf_mass) / math.fsum(masses[keep]))
+    locs, masses = locs[keep], masses[keep] * ((1.0 - slack) / math.fsum(masses[keep]))
+    if locs.max() < top:
+        locs, masses = np.append(locs, top), np.append(masses, 0.0)
+    order = np.argsort(locs)
+    locs, masses = locs[order], masses[order]
+    masses[-1] += slack  # at the largest loss
     mean = math.fsum(locs * masses)
-    return PRV(tuple(zip(locs.tolist(), masses.tolist())), inf_mass, None, mean,
+    return PRV(tuple(zip(locs.tolist(), masses.tolist())), 0.0, None, mean,
                8 * _U * float(np.sum(np.abs(locs) * masses)) + 1e-300)
 
 
@@ -195,17 +206,13 @@ def _connect_the_dots(loss: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, n
 
 
 def clone_rdp(eps0: float, n: int, orders: np.ndarray) -> np.ndarray:
-    """Renyi DP of the clone pair at ``orders`` (> 1), an upper bound: from the dominating PRV,
-    with its +inf mass counted at the largest loss (the dropped outcomes' losses are at most
-    eps0), and never above eps0-randomized response's."""
+    """Renyi DP of the clone pair at ``orders`` (> 1), an upper bound: E[e^((alpha - 1) Y')] of
+    the dominating PRV (Y' >= Y: at least the clone pair's, which dominates the mechanism), and
+    never above eps0-randomized response's."""
     from .rdp import lse_up, rr_rdp
     prv = clone_prv(eps0, n)
     if not prv.atoms:
         return np.zeros_like(orders, dtype=float)
     locs, masses = (np.array(v) for v in zip(*prv.atoms))
-    top = max(eps0, float(locs.max()))
-    with np.errstate(divide="ignore"):
-        logw = np.log(np.append(masses, prv.inf_mass))
-    x = np.append(locs, top)
-    t = logw[None, :] + (orders[:, None] - 1.0) * x[None, :]
+    t = np.log(masses)[None, :] + (orders[:, None] - 1.0) * locs[None, :]
     return np.minimum(lse_up(t, axis=1) / (orders - 1.0), rr_rdp(eps0, orders))

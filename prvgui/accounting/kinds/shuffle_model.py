@@ -11,14 +11,14 @@ that differ in one user's data, the shuffled output is a post-processing of
 C ~ Binom(n - 1, e^-eps0), A | C ~ Binom(C, 1/2), D ~ Bernoulli(e^eps0 / (e^eps0 + 1)),
 independent. Each other user's report is, with probability e^-eps0, a "clone" that looks like
 either differing user's report with probability 1/2; A and C - A count the clones of each
-side and D is the differing user's own report. The pair holds for every eps0-DP randomizer,
-also when each user's randomizer is chosen adaptively (ibid.). Its privacy loss takes
+side and D is the differing user's own report. The pair holds for every eps0-DP randomizer
+(the theorem allows each user's randomizer to be chosen adaptively). Its privacy loss takes
 finitely many values, log((1 + E u) / (1 + E (1 - u))) at u = a / (C + 1), E = e^eps0 - 1;
-clones.py builds the PRV from the exact binomial masses (log space), with only conservative
-steps (tails at +infinity, rows grouped towards fewer clones, connect-the-dots buckets), so
-the certified upper bounds hold for n up to 10^6 in about a second.
+clones.py builds the PRV from the exact binomial masses (log space) with only conservative
+steps (cut tails moved to the largest loss, rows grouped towards fewer clones, connect-the-dots
+buckets), so the certified upper bounds hold; n up to 10^6 takes about a second.
 
-This is the pair FMT21 evaluate numerically (Sec. 5 and App. E; reference code in
+This is the pair FMT21 evaluate numerically (their App. E; reference code in
 apple/ml-shuffling-amplification). Feldman, McMillan, Talwar, "Stronger privacy amplification
 by shuffling for Renyi and approximate differential privacy" (SODA 2023, arXiv 2208.04591)
 give a tighter "stronger clone" pair, but their erratum restricts it (an error in the proof of
@@ -115,11 +115,4 @@ class ClonePair(Mechanism):
         from ..clones import clone_rdp
         return clone_rdp(float(self.epsilon0), int(self.n), np.asarray(orders, dtype=float))
 
-    def gdp_mu2(self) -> float:
-        """CLT approximation (not a bound) from the finite part of the PRV: its +inf mass is
-        rounding slack of ~1e-13, which would make the moment matching infinite."""
-        if self.is_trivial():
-            return 0.0
-        from ..gdp import prv_mu2
-        return prv_mu2(dataclasses.replace(self.prv(), inf_mass=0.0))
 
