@@ -21,7 +21,7 @@ from typing import Sequence
 
 from . import __version__
 
-SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate")
+SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk")
 
 
 class UsageError(Exception):
@@ -69,7 +69,11 @@ def _parser() -> _Parser:
                    help="sigma, scale, sampling_rate, count or epsilon (depending on the row's kind)")
     k.add_argument("--target-epsilon", type=_number, required=True, help="target epsilon")
     k.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
-    for s in (e, d, c, k):
+    r = sub.add_parser("risk", parents=[common],
+                       help="certified membership-inference risk: TPR at given FPRs, and the advantage")
+    r.add_argument("--fpr", type=_number, action="append", default=None, metavar="A",
+                   help="false-positive rate in (0, 1); repeat for several (default 0.001 0.01 0.1)")
+    for s in (e, d, c, k, r):
         s.error = p.error  # type: ignore[method-assign]
     return p
 
@@ -192,6 +196,20 @@ def _run_calibrate(args) -> int:
     return 0
 
 
+def _run_risk(args) -> int:
+    from .accounting.risk import DEFAULT_FPRS, risk
+    comp, _, err, rows = _inputs(args)
+    res = risk(rows, args.fpr or DEFAULT_FPRS, comp.relation, err)
+    if args.json:
+        print(json.dumps(res.as_dict()))
+        return 0
+    print(f"membership-inference risk, certified ({comp.relation.describe()}):")
+    for a, t in zip(res.fprs, res.tpr):
+        print(f"  at false-positive rate {a:g}: true-positive rate between {t.lower:.4g} and {t.upper:.4g}")
+    print(f"  advantage (TPR - FPR, best attack): between {res.advantage.lower:.4g} and {res.advantage.upper:.4g}")
+    return 0
+
+
 def _run_gui(argv: Sequence[str]) -> int:
     args = _gui_parser().parse_args(list(argv))
     from .gui.app import run  # Qt is imported only here
@@ -217,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] in SUBCOMMANDS:
             args = _parser().parse_args(argv)
             return {"epsilon": lambda a: _query(a, True), "delta": lambda a: _query(a, False),
-                    "curve": _run_curve, "calibrate": _run_calibrate}[args.command](args)
+                    "curve": _run_curve, "calibrate": _run_calibrate, "risk": _run_risk}[args.command](args)
         if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
             _parser().print_help()
             return 0

@@ -86,6 +86,8 @@ class Result:
     #: bound on the true epsilon at delta, and what Poisson accounting would say (bracket.py)
     epsilon_at_least: float | None = None
     poisson_epsilon: Bounds | None = None
+    #: per row as given: (half-width of the noise's 95% interval, its unit), None without noise
+    noise_95: tuple[tuple[float, str] | None, ...] = ()
 
 
 def _cancel_fn(cancel) -> Callable[[], bool] | None:
@@ -209,7 +211,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     best_d = best_upper(dlt.upper, comps_d, want_eps=False) if dlt is not None else None
     return Result(request, eps, dlt, comps, comps_d, profile, tradeoff, steps, pld, inf_mass,
                   budget, time.perf_counter() - t0, best, best_d, tuple(notes + acc.warnings), pld_atoms,
-                  at_least, poisson)
+                  at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given))
 
 
 def shuffled_note(at_least: float, upper: float, poisson: Bounds | None) -> str:

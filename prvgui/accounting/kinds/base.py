@@ -267,6 +267,13 @@ class Mechanism:
         """True if the mechanism is not private at all (Y = +inf with probability 1)."""
         return False
 
+    # ------------------------------------------------------------ utility
+    def noise_halfwidth(self, level: float = 0.95) -> tuple[float, str] | None:
+        """Half-width of the central ``level`` interval of the noise added to one output, and
+        the unit it is in (what the privacy costs in accuracy); None for kinds without additive
+        noise."""
+        return None
+
     # ------------------------------------------------------------ closed forms
     def gaussian_mu(self) -> float | None:
         """mu when the mechanism is exactly the mu-GDP Gaussian mechanism (its compositions

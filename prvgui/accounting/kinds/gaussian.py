@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import ndtr, ndtri
 
 from ..prv import PRV, TRIVIAL, Continuous, point_mass
 from .base import Mechanism, Param, Relation, Search, group_factor, param, ratio
@@ -67,6 +67,10 @@ class Gaussian(Mechanism):
         if relation.plain:
             return self
         return Gaussian(self.sigma, self.sensitivity * group_factor(relation))
+
+    def noise_halfwidth(self, level: float = 0.95) -> tuple[float, str]:
+        """sigma Phi^-1((1 + level) / 2): 1.96 sigma at 95%."""
+        return self.sigma * float(ndtri(0.5 + level / 2)), "query units (per coordinate)"
 
     def gaussian_mu(self) -> float:
         return self.mu

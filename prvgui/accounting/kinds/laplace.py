@@ -86,6 +86,10 @@ class Laplace(Mechanism):
             return self
         return Laplace(self.scale, self.sensitivity * group_factor(relation))
 
+    def noise_halfwidth(self, level: float = 0.95) -> tuple[float, str]:
+        """P(|X| > t) = e^{-t/b}: t = b log(1 / (1 - level)), 3.0 b at 95%."""
+        return self.scale * math.log(1.0 / (1.0 - level)), "query units"
+
     def eps_delta(self) -> tuple[float, float]:
         return (self.eps0, 0.0)
 

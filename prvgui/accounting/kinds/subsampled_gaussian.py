@@ -124,6 +124,12 @@ class SubsampledGaussian(Mechanism):
 
     sampling: str = param(SAMPLING, default="poisson")
 
+    def noise_halfwidth(self, level: float = 0.95) -> tuple[float, str]:
+        """Per coordinate of the noisy gradient sum: sigma Phi^-1((1 + level) / 2), in clipping
+        norms (1.96 sigma at 95%)."""
+        from scipy.special import ndtri
+        return self.sigma * float(ndtri(0.5 + level / 2)), "clipping norms (per coordinate of the sum)"
+
     def is_trivial(self) -> bool:
         return self.sampling_rate == 0 or self.sensitivity == 0
 

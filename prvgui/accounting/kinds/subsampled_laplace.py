@@ -120,6 +120,10 @@ class SubsampledLaplace(Mechanism):
     def eps0(self) -> float:
         return ratio(self.sensitivity, self.scale)
 
+    def noise_halfwidth(self, level: float = 0.95) -> tuple[float, str]:
+        """P(|X| > t) = e^{-t/b}: t = b log(1 / (1 - level)), 3.0 b at 95%."""
+        return self.scale * math.log(1.0 / (1.0 - level)), "query units"
+
     def is_trivial(self) -> bool:
         return self.sampling_rate == 0 or self.eps0 == 0
 
