@@ -313,3 +313,11 @@ def test_comparisons_rdp_is_a_valid_upper_bound():
     comps = compare_epsilon(acc.rows, 1e-6)
     assert comps["rdp"].value is not None and comps["rdp"].value >= b.lower
     assert comps["basic"].value == pytest.approx(20.0)
+
+
+def test_calibrating_the_local_epsilon_never_overshoots():
+    from prvgui.accounting.calibrate import calibrate
+    cal = calibrate([Row(ShuffleModel(1.0, 1000), 1)], 0, "epsilon0", 1.0, 1e-6, 0.02,
+                    relation=Relation(REPLACE))
+    assert cal.epsilon.upper <= 1.0 and 1.5 < cal.value < 50.0  # amplified: eps0 well above 1
+    assert bracket(cal.value * 1.02, 1000, 1e-6, 0.02).upper > 1.0 - 0.04

@@ -186,6 +186,8 @@ def _connect_the_dots(loss: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, n
     the outer ends are the smallest and largest loss), keeping each bucket's P and Q mass;
     also the most terms summed into one atom."""
     lo, hi = float(loss.min()), float(loss.max())
+    if hi <= lo:
+        return np.array([lo]), np.array([math.fsum(mass)]), mass.size
     g = 2.0 ** math.floor(math.log2((hi - lo) / BUCKETS))
     j = np.floor(loss / g)
     j += (j + 1) * g <= loss  # j g <= loss < (j + 1) g exactly
