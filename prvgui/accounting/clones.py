@@ -19,7 +19,7 @@ Q, so the pair is symmetric: one order is composed. The PRV takes finitely many 
 
 What ``clone_prv`` returns is a PRV Y' that is stochastically at least the clone pair's Y (so
 delta(eps) = E[(1 - e^(eps - Y'))_+] can only be larger, for one run and, by coupling the
-draws, for any composition), with at most ``MAX_ATOMS`` atoms, built in four steps:
+draws, for any composition), with at most about ``MAX_ATOMS`` atoms, built in four steps:
 
 1. Fewer clones: p = e^-eps0 is rounded down and E up. A pair with more clones is a
    post-processing of one with fewer (give each extra clone's report to either count with
@@ -34,10 +34,11 @@ draws, for any composition), with at most ``MAX_ATOMS`` atoms, built in four ste
    conservative, but would make delta > 0 at every eps; this way delta(eps0) = 0 stays true:
    the certified epsilon never exceeds eps0 beyond the bracket.)
 3. Connect the dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022): when the atoms
-   are too many, each atom of loss l in a bucket [j g, (j + 1) g] is split between the two
-   ends so that both its P and its Q mass are kept (theta = expm1(j g - l) / expm1(-g) of its
-   P mass to the top). The original pair is a post-processing of the split one; g is tiny
-   (BUCKETS buckets over the support), far below any accountant mesh.
+   are too many, each atom of loss l in a bucket [a, b] (a = j g, b = (j + 1) g, the outer
+   ends at the smallest and largest loss) is split between the two ends so that both its P
+   and its Q mass are kept (theta = expm1(a - l) / expm1(a - b) of its P mass to b). The
+   original pair is a post-processing of the split one. g is a power of 2, at most the support
+   over BUCKETS; one run's delta(eps) grows by at most g times the mass of one bucket.
 4. Rounding: every computed mass carries a relative error below ``rho`` (bounded below);
    all masses are scaled so that each is at most its exact value, and the rest (2 rho plus
    the dropped tails, about 3e-13) is put at the largest loss as in step 2.
@@ -120,7 +121,8 @@ def _window(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Counts a kept in row m: |a - m/2| <= sqrt(m log(1/TAU) / 2), whose complement has
     B_m-mass <= TAU per side (Hoeffding)."""
     t = np.sqrt(m * math.log(1 / TAU) / 2)
-    return np.maximum(np.ceil(m / 2 - t), 0).astype(np.int64), np.minimum(np.floor(m / 2 + t), m).astype(np.int64)
+    lo, hi = np.maximum(np.ceil(m / 2 - t), 0), np.minimum(np.floor(m / 2 + t), m)
+    return lo.astype(np.int64), hi.astype(np.int64)
 
 
 @lru_cache(maxsize=32)
