@@ -64,6 +64,8 @@ TAU = 1e-18
 BUDGET = 1_500_000
 #: at most this many atoms in the PRV; beyond it connect the dots on >= BUCKETS buckets
 MAX_ATOMS, BUCKETS = 16384, 8192
+#: atoms evaluated at a time
+CHUNK = 1 << 18
 _U = 2.0 ** -53
 #: bound on the relative error of one evaluated mass (tests check it against mpmath)
 EVAL_REL = 1e-13
@@ -141,38 +143,29 @@ def clone_prv(eps0: float, n: int) -> PRV:
     weight = np.add.reduceat(stats.binom.pmf(c, n - 1, p), starts)
     weight[-1] += stats.binom.sf(c_hi, n - 1, p)
     dropped = stats.binom.cdf(c_lo - 1, n - 1, p)
-    m = c[starts] + 1
-    lo, hi = lo[starts], hi[starts]
-    dropped += 2 * float(np.sum(weight * (stats.binom.cdf(lo - 1, m, 0.5) + stats.binom.sf(hi, m, 0.5))))
-    sizes = hi - lo + 1
-    first = np.repeat(np.cumsum(sizes) - sizes, sizes)
-    mm = np.repeat(m, sizes)
-    aa = np.repeat(lo, sizes) + np.arange(first.size) - first
-    la = np.log1p(e * (aa / mm))
-    loss = la - np.log1p(e * ((mm - aa) / mm))
-    with np.errstate(divide="ignore"):
-        logw = np.log(weight)
-    mass = np.exp(np.repeat(logw, sizes) + log_half_binom(aa, mm) + la
-                  + math.log(2.0) - math.log(2.0 + e))
-    terms, keys = w, None
-    if aa.size <= 8 * MAX_ATOMS:  # equal fractions a/m have equal losses: merge them
+    rows = _Rows(e, c[starts] + 1, lo[starts], hi[starts], weight)
+    dropped += 2 * float(np.sum(weight * (stats.binom.cdf(rows.lo - 1, rows.m, 0.5)
+                                          + stats.binom.sf(rows.hi, rows.m, 0.5))))
+    locs = None
+    if rows.sizes.sum() <= 8 * MAX_ATOMS:  # equal fractions a/m have equal losses: merge them
+        aa, mm, loss, mass = rows.atoms(0, rows.m.size)
         g = np.gcd(aa, mm)
-        keys, inverse, counts = np.unique((aa // g) * (int(m.max()) + 1) + mm // g,
+        keys, inverse, counts = np.unique((aa // g) * (int(mm.max()) + 1) + mm // g,
                                           return_inverse=True, return_counts=True)
-    if keys is not None and keys.size <= MAX_ATOMS:  # the exact atoms
-        locs = np.zeros(keys.size)
-        locs[inverse] = loss
-        masses = np.bincount(inverse, weights=mass, minlength=keys.size)
-        terms += int(counts.max())
-    else:
-        locs, masses, k = _connect_the_dots(loss, mass)
-        terms += k
+        if keys.size <= MAX_ATOMS:  # the exact atoms
+            locs = np.zeros(keys.size)
+            locs[inverse] = loss
+            masses = np.bincount(inverse, weights=mass, minlength=keys.size)
+            terms = w + int(counts.max())
+    if locs is None:
+        locs, masses, k = _connect_the_dots(rows)
+        terms = w + k
     # step 4: rho bounds each mass's relative error (evaluation, theta, sums, the scaling)
     rho = EVAL_REL + (terms + 16) * _U
     slack = min(1.0, dropped * (1 + 1e-9) + 2 * rho)
-    top = math.log1p(e)  # the largest loss (u = 1)
     keep = masses > 0
     locs, masses = locs[keep], masses[keep] * ((1.0 - slack) / math.fsum(masses[keep]))
+    top = math.log1p(e)  # the largest loss (u = 1)
     if locs.max() < top:
         locs, masses = np.append(locs, top), np.append(masses, 0.0)
     order = np.argsort(locs)
@@ -183,30 +176,75 @@ def clone_prv(eps0: float, n: int) -> PRV:
                8 * _U * float(np.sum(np.abs(locs) * masses)) + 1e-300)
 
 
-def _connect_the_dots(loss: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+class _Rows:
+    """The kept atoms, row (group) by row: row i has m[i], counts lo[i]..hi[i], mass weight[i]."""
+
+    def __init__(self, e: float, m, lo, hi, weight) -> None:
+        self.e, self.m, self.lo, self.hi = e, m, lo, hi
+        self.sizes = hi - lo + 1
+        with np.errstate(divide="ignore"):
+            self.logw = np.log(weight)
+
+    def chunks(self):
+        """Ranges of rows holding about CHUNK atoms each (memory stays bounded)."""
+        ends = np.searchsorted(np.cumsum(self.sizes), np.arange(CHUNK, self.sizes.sum() + CHUNK, CHUNK))
+        i = 0
+        for j in np.unique(np.minimum(ends + 1, self.m.size)):
+            if j > i:
+                yield i, int(j)
+                i = int(j)
+
+    def atoms(self, i: int, j: int, masses: bool = True):
+        """(a, m, loss, mass) of the atoms of rows i..j-1 (mass None if not ``masses``)."""
+        sizes = self.sizes[i:j]
+        first = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        mm = np.repeat(self.m[i:j], sizes)
+        aa = np.repeat(self.lo[i:j], sizes) + np.arange(first.size) - first
+        la = np.log1p(self.e * (aa / mm))
+        loss = la - np.log1p(self.e * ((mm - aa) / mm))
+        if not masses:
+            return aa, mm, loss, None
+        mass = np.exp(np.repeat(self.logw[i:j], sizes) + log_half_binom(aa, mm) + la
+                      + math.log(2.0) - math.log(2.0 + self.e))
+        return aa, mm, loss, mass
+
+
+def _bucket(loss: np.ndarray, g: float) -> np.ndarray:
+    """k with k g <= loss < (k + 1) g exactly (k g is exact: g is a power of 2)."""
+    k = np.floor(loss / g)
+    k += (k + 1) * g <= loss
+    k -= k * g > loss
+    return k.astype(np.int64)
+
+
+def _connect_the_dots(rows: _Rows) -> tuple[np.ndarray, np.ndarray, int]:
     """Step 3: atoms at the ends of buckets [j g, (j + 1) g] (g a power of 2, so j g is exact;
     the outer ends are the smallest and largest loss), keeping each bucket's P and Q mass;
     also the most terms summed into one atom."""
-    lo, hi = float(loss.min()), float(loss.max())
+    spans = [rows.atoms(i, j, masses=False)[2] for i, j in rows.chunks()]
+    lo, hi = min(float(x.min()) for x in spans), max(float(x.max()) for x in spans)
+    del spans
     if hi <= lo:
+        mass = np.concatenate([rows.atoms(i, j)[3] for i, j in rows.chunks()])
         return np.array([lo]), np.array([math.fsum(mass)]), mass.size
     g = 2.0 ** math.floor(math.log2((hi - lo) / BUCKETS))
-    j = np.floor(loss / g)
-    j += (j + 1) * g <= loss  # j g <= loss < (j + 1) g exactly
-    j -= j * g > loss
-    j0 = int(j.min())
-    idx = (j - j0).astype(np.int64)
-    size = int(idx.max()) + 2
+    j0, j1 = (_bucket(np.array([x]), g)[0] for x in (lo, hi))
+    size = j1 - j0 + 2
     ends = (j0 + np.arange(size)) * g
-    ends[0], ends[-1] = lo, max(hi, ends[-2])
-    a, b = ends[idx], ends[idx + 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        den = np.expm1(a - b)
-        up = np.where(a < b, mass * (np.expm1(a - loss) / den), 0.0)  # theta: P mass to b
-        down = np.where(a < b, mass * (np.exp(a - loss) * (np.expm1(loss - b) / den)), mass)
-    masses = np.bincount(idx, weights=down, minlength=size) + np.bincount(idx + 1, weights=up, minlength=size)
-    terms = 2 * int(np.bincount(idx, minlength=size).max())
-    return ends, masses, terms
+    ends[0], ends[-1] = lo, max(hi, ends[-2])  # the top end is the largest loss
+    masses, counts = np.zeros(size), np.zeros(size, dtype=np.int64)
+    for i, j in rows.chunks():
+        _, _, loss, mass = rows.atoms(i, j)
+        idx = _bucket(loss, g) - j0
+        a, b = ends[idx], ends[idx + 1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            den = np.expm1(a - b)
+            up = mass * (np.expm1(a - loss) / den)  # theta: P mass to b
+            down = np.where(a < loss, mass * (np.exp(a - loss) * (np.expm1(loss - b) / den)), mass)
+        masses += np.bincount(idx, weights=down, minlength=size)
+        masses += np.bincount(idx + 1, weights=np.where(a < loss, up, 0.0), minlength=size)
+        counts += np.bincount(idx, minlength=size)
+    return ends, masses, 2 * int(counts.max())
 
 
 def clone_rdp(eps0: float, n: int, orders: np.ndarray) -> np.ndarray:
