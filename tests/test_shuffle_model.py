@@ -321,3 +321,13 @@ def test_calibrating_the_local_epsilon_never_overshoots():
                     relation=Relation(REPLACE))
     assert cal.epsilon.upper <= 1.0 and 1.5 < cal.value < 50.0  # amplified: eps0 well above 1
     assert bracket(cal.value * 1.02, 1000, 1e-6, 0.02).upper > 1.0 - 0.04
+
+
+def test_the_composed_pld_is_drawn_as_a_density():
+    """Thousands of atoms closer than the mesh: the plot shows a density, not one merged atom."""
+    from prvgui.accounting.view_model import Request, compute
+    res = compute(Request((Row(ShuffleModel(2.0, 10**5), 5),), 1e-6, 0.5, 0.01, REPLACE,
+                          profile_points=0, tradeoff_points=0))
+    dens = res.pld.columns["density"]
+    assert res.pld_atoms is None and dens is not None and res.pld.x.size > 50
+    assert float(np.sum(dens) * (res.pld.x[1] - res.pld.x[0])) == pytest.approx(1.0, abs=1e-6)
