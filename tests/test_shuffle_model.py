@@ -87,17 +87,41 @@ def test_log_binomial_masses_match_mpmath_to_a_few_ulps():
     spread = np.sqrt(m * math.log(1 / clones.TAU) / 2)
     a = np.clip(np.rint(m / 2 + rng.uniform(-1, 1, m.size) * spread), 0, m).astype(np.int64)
     a[:3] = [0, 2, 3]  # the edges a = 0 and a = m
-    got = clones.log_half_binom(a, m)
-    for ai, mi, g in zip(a.tolist(), m.tolist(), got):
-        exact = mp.log(mp.binomial(mi, ai)) - mi * mp.log(2)
-        # a few ulps of its size: the mass exp(.) to a relative 8 ulps x 40 (kept atoms)
-        assert abs(g - float(exact)) <= 8 * 2.0 ** -53 * max(1.0, abs(g)), (ai, mi)
-        assert abs(g - float(exact)) <= clones.EVAL_REL / 2 or g < -60
-    # the row weights (scipy's binomial pmf) at n = 10^6
-    n1, p = 10**6 - 1, math.exp(-0.7)
-    for c in (int(n1 * p) - 4000, int(n1 * p), int(n1 * p) + 3000):
-        exact = mp.binomial(n1, c) * mp.mpf(p) ** c * (1 - mp.mpf(p)) ** (n1 - c)
-        assert stats.binom.pmf(c, n1, p) == pytest.approx(float(exact), rel=clones.EVAL_REL / 4)
+    cases = [(m, a, 0.5)]
+    for n1, eps0 in ((10**6 - 1, 0.7), (999, 4.0), (10**6 - 1, 12.0)):  # rows: Binom(n - 1, p)
+        p = clones.quantized(math.exp(-eps0), n1)
+        sd = math.sqrt(n1 * p * (1 - p))
+        k = np.clip(np.rint(n1 * p + rng.uniform(-9, 9, 20) * sd), 0, n1).astype(np.int64)
+        cases.append((np.full(k.size, n1), k, p))
+    for nn, kk, p in cases:
+        got = clones.log_binom_pmf(kk, nn, p)
+        for ki, ni, g in zip(kk.tolist(), nn.tolist(), got):
+            exact = (mp.log(mp.binomial(ni, ki)) + ki * mp.log(mp.mpf(p))
+                     + (ni - ki) * mp.log(1 - mp.mpf(p)))
+            # a few ulps of its size: the mass exp(.) to a relative 1e-14 where it matters
+            assert abs(g - float(exact)) <= 8 * 2.0 ** -53 * max(1.0, abs(g)), (ki, ni, p)
+
+
+def test_atom_masses_at_a_million_users_are_within_the_stated_error():
+    """Whole atom masses P(m, a) = pi(m) 2 B_m(a) (1 + E a/m) / (2 + E) at n = 10^6, for rows
+    and counts across the kept windows, against mpmath (the same rounded p and E)."""
+    n, eps0 = 10**6, 0.7
+    p = clones.quantized(math.exp(-eps0) * (1 - 4 * clones._U), n)
+    e = math.expm1(eps0) * (1 + 4 * clones._U)
+    c_lo, c_hi = clones._c_range(n - 1, p)
+    c = np.array([c_lo, (c_lo + c_hi) // 2, c_hi])
+    lo, hi = clones._window(c + 1.0)
+    rows = clones._Rows(e, c + 1, lo, hi, np.exp(clones.log_binom_pmf(c, np.full(3, n - 1), p)))
+    aa, mm, loss, mass = rows.atoms(0, 3)
+    pick = np.linspace(0, aa.size - 1, 40).astype(int)
+    mp_p, mp_e = mp.mpf(p), mp.mpf(e)
+    for i in pick:
+        a, m = int(aa[i]), int(mm[i])
+        pi = mp.binomial(n - 1, m - 1) * mp_p ** (m - 1) * (1 - mp_p) ** (n - m)
+        exact = pi * 2 * mp.binomial(m, a) / mp.mpf(2) ** m * (1 + mp_e * a / m) / (2 + mp_e)
+        assert abs(mass[i] / float(exact) - 1) <= clones.EVAL_REL, (a, m)
+        l_exact = mp.log((1 + mp_e * a / m) / (1 + mp_e * (m - a) / m))
+        assert abs(loss[i] - float(l_exact)) <= 1e-15
 
 
 # ------------------------------------------------------------------ the pair, exactly

@@ -21,18 +21,19 @@ What ``clone_prv`` returns is a PRV Y' that is stochastically at least the clone
 delta(eps) = E[(1 - e^(eps - Y'))_+] can only be larger, for one run and, by coupling the
 draws, for any composition), with at most about ``MAX_ATOMS`` atoms, built in four steps:
 
-1. Fewer clones: p = e^-eps0 is rounded down and E up. A pair with more clones is a
-   post-processing of one with fewer (give each extra clone's report to either count with
-   probability 1/2: P_c becomes P_{c+1} and Q_c becomes Q_{c+1}); a larger E gives a pair
+1. Fewer clones: p = e^-eps0 is rounded down (to 53 - bits(n) significant bits: n p is then
+   exact, and the binomial masses come out to a few ulps) and E up. A pair with more clones
+   is a post-processing of one with fewer (give each extra clone's report to either count
+   with probability 1/2: P_c becomes P_{c+1} and Q_c becomes Q_{c+1}); a larger E gives a pair
    from which the exact one follows by swapping the two counts with a fixed probability.
 2. Groups of rows: for large n the rows c = m - 1 are grouped in runs of w and every row of a
-   run replaced by its first (fewest clones: the same argument), with the run's total mass;
-   rows above the upper tail join the last run. Rows below C's lower tail (mass <= TAU) and,
-   in each row, the counts a outside a Hoeffding window (mass <= 2 TAU per side, since
-   P(a | m) <= 2 B_m(a)) are dropped, and their mass is put at the largest loss log(1 + E):
-   every outcome's loss is at most that, so this only moves mass up. (+infinity would be as
-   conservative, but would make delta > 0 at every eps; this way delta(eps0) = 0 stays true:
-   the certified epsilon never exceeds eps0 beyond the bracket.)
+   run replaced by its first (fewest clones: the same argument), with the run's total mass.
+   Rows in C's tails (mass <= TAU each) and, in each row, the counts a outside a Hoeffding
+   window (mass <= 2 TAU per side, since P(a | m) <= 2 B_m(a)) are dropped, and their mass
+   is put at the largest loss log(1 + E): every outcome's loss is at most that, so this only
+   moves mass up. (+infinity would be as conservative, but would make delta > 0 at every
+   eps; this way delta(eps0) = 0 stays true: the certified epsilon never exceeds eps0 beyond
+   the bracket.)
 3. Connect the dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022): when the atoms
    are too many, each atom of loss l in a bucket [a, b] (a = j g, b = (j + 1) g, the outer
    ends at the smallest and largest loss) is split between the two ends so that both its P
@@ -88,22 +89,41 @@ def stirlerr(k: np.ndarray) -> np.ndarray:
     return np.where(k < 16, _STIRLERR[np.clip(k, 0, 15).astype(np.int64)], series)
 
 
-def log_half_binom(a: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """log(binom(m, a) / 2^m) for integers 0 <= a <= m, m >= 1, to a relative few ulps of its
-    size (Loader's saddle-point form: Stirling remainders plus the deviance
-    m/2 [(1+x) log(1+x) + (1-x) log(1-x)], x = (2a - m)/m, written without cancellation)."""
-    a, m = np.asarray(a, dtype=np.int64), np.asarray(m, dtype=np.int64)
-    af, mf = a.astype(float), m.astype(float)
-    edge = (a == 0) | (a == m)
-    ai, bi = np.where(edge, 1.0, af), np.where(edge, 1.0, mf - af)  # interior counts
-    x = (ai - bi) / (ai + bi)
+def bd0(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """x log(x / mu) + mu - x (the binomial deviance term), to a few ulps of its value when
+    x - mu and x + mu are exact: near mu the series 2 x sum_j v^(2j+1) / (2j+1) - (x - mu) v ...
+    written as (x - mu) v + 2 x (v^3/3 + v^5/5 + ...), v = (x - mu) / (x + mu) (Loader 2000)."""
+    x, mu = np.asarray(x, dtype=float), np.asarray(mu, dtype=float)
+    d = x - mu
     with np.errstate(divide="ignore", invalid="ignore"):
-        near = 2.0 * x * np.arctanh(np.clip(x, -0.5, 0.5)) + np.log1p(-x * x)
-        far = (2 * ai / mf) * np.log(2 * ai / mf) + (2 * bi / mf) * np.log(2 * bi / mf)
-    dev = 0.5 * mf * np.where(np.abs(x) <= 0.5, near, far)
-    inner = (stirlerr(m) - stirlerr(ai) - stirlerr(bi) - dev
-             + 0.5 * (np.log(mf / (ai * bi)) - math.log(2 * math.pi)))
-    return np.where(edge, -mf * math.log(2.0), inner)
+        v = d / (x + mu)
+        near = np.abs(d) < 0.1 * (x + mu)
+        v2, term, series = v * v, 2 * x * v, d * v
+        for j in range(1, 13):  # v^2 < 1/120: 12 terms reach 1e-25 of the first
+            term = term * v2
+            series = series + term / (2 * j + 1)
+        far = x * np.log(x / mu) + mu - x
+    return np.where(near, series, np.where(x == 0, mu, far))
+
+
+def log_binom_pmf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+    """log of the Binomial(n, p) probability of k, 0 <= k <= n, n >= 1, to a few ulps of its size
+    (Loader's saddle-point form: Stirling remainders and deviances). n p must be exact (p with at
+    most 53 - bits(n) significant bits), so that k - n p and k + n p are exact."""
+    k, n = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
+    kf, nf = k.astype(float), n.astype(float)
+    edge = (k == 0) | (k == n)
+    ki, li = np.where(edge, 1.0, kf), np.where(edge, 1.0, nf - kf)  # interior counts
+    inner = (stirlerr(nf) - stirlerr(ki) - stirlerr(li) - bd0(ki, nf * p) - bd0(li, nf * (1 - p))
+             + 0.5 * (np.log(nf / (ki * li)) - math.log(2 * math.pi)))
+    return np.where(k == 0, nf * math.log1p(-p), np.where(k == n, nf * math.log(p), inner))
+
+
+def quantized(p: float, n: int) -> float:
+    """The largest float <= p with at most 53 - bits(n) significant bits (n p is then exact)."""
+    f, e = math.frexp(p)
+    bits = 53 - int(n).bit_length()
+    return math.ldexp(math.floor(math.ldexp(f, bits)), e - bits)
 
 
 def _c_range(n1: int, p: float) -> tuple[int, int]:
@@ -133,16 +153,15 @@ def clone_prv(eps0: float, n: int) -> PRV:
     with eps0-DP local randomizers (module docstring)."""
     if eps0 == 0:
         return TRIVIAL
-    p = math.exp(-eps0) * (1 - 4 * _U)  # step 1: rounded down ...
+    p = quantized(math.exp(-eps0) * (1 - 4 * _U), n)  # step 1: rounded down ...
     e = math.expm1(eps0) * (1 + 4 * _U)  # ... and up
     c_lo, c_hi = _c_range(n - 1, p)
     c = np.arange(c_lo, c_hi + 1)
     lo, hi = _window(c + 1.0)
     w = max(1, math.ceil(float(np.sum(hi - lo + 1)) / BUDGET))  # step 2: rows per group
     starts = np.arange(0, c.size, w)
-    weight = np.add.reduceat(stats.binom.pmf(c, n - 1, p), starts)
-    weight[-1] += stats.binom.sf(c_hi, n - 1, p)
-    dropped = stats.binom.cdf(c_lo - 1, n - 1, p)
+    weight = np.add.reduceat(np.exp(log_binom_pmf(c, np.full(c.size, n - 1), p)), starts)
+    dropped = stats.binom.cdf(c_lo - 1, n - 1, p) + stats.binom.sf(c_hi, n - 1, p)
     rows = _Rows(e, c[starts] + 1, lo[starts], hi[starts], weight)
     dropped += 2 * float(np.sum(weight * (stats.binom.cdf(rows.lo - 1, rows.m, 0.5)
                                           + stats.binom.sf(rows.hi, rows.m, 0.5))))
@@ -204,7 +223,7 @@ class _Rows:
         loss = la - np.log1p(self.e * ((mm - aa) / mm))
         if not masses:
             return aa, mm, loss, None
-        mass = np.exp(np.repeat(self.logw[i:j], sizes) + log_half_binom(aa, mm) + la
+        mass = np.exp(np.repeat(self.logw[i:j], sizes) + log_binom_pmf(aa, mm, 0.5) + la
                       + math.log(2.0) - math.log(2.0 + self.e))
         return aa, mm, loss, mass
 
