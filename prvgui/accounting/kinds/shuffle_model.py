@@ -83,10 +83,6 @@ class ShuffleModel(Mechanism):
     def _prv(self, order: str) -> PRV:
         raise ValueError(ADD_REMOVE)
 
-    def eps_delta(self) -> tuple[float, float]:
-        """Shuffling is post-processing of the reports, one of which changes: eps0-DP."""
-        return (self.epsilon0, 0.0)
-
 
 @dataclass(frozen=True, slots=True)
 class ClonePair(Mechanism):
@@ -108,10 +104,12 @@ class ClonePair(Mechanism):
         return clone_prv(float(self.epsilon0), int(self.n))
 
     def eps_delta(self) -> tuple[float, float]:
+        """Shuffling is post-processing of the reports, one of which changes: eps0-DP."""
         return (self.epsilon0, 0.0)
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
-        """From the pair's PRV (FMT21, Sec. 5, evaluate the clone pair's RDP the same way)."""
+        """Renyi DP of the clone pair from its PRV (an upper bound; FMT21 also bound the shuffle
+        model's RDP through this pair)."""
         from ..clones import clone_rdp
         return clone_rdp(float(self.epsilon0), int(self.n), np.asarray(orders, dtype=float))
 
