@@ -24,9 +24,20 @@ from prvgui.document.model import Document, Targets
 KINDS = list(MECHANISM_KINDS)
 
 
+def relation_of(mech) -> str:
+    """'add_remove', or 'replace_one' for a kind whose guarantee exists only there (the shuffle
+    model: its error under add/remove is tested in test_shuffle_model.py)."""
+    try:
+        mech.check_relation("add_remove")
+        return "add_remove"
+    except ValueError:
+        mech.check_relation("replace_one")
+        return "replace_one"
+
+
 def test_the_registry_holds_the_kinds_in_menu_order():
     assert KINDS == ["gaussian", "laplace", "randomized_response", "pure_dp", "approx_dp",
-                     "subsampled_gaussian", "shuffled_gaussian", "subsampled_laplace",
+                     "subsampled_gaussian", "shuffled_gaussian", "subsampled_laplace", "shuffle_model",
                      "exponential_mechanism", "zcdp"]
     assert list(KIND_TITLES) == KINDS and KIND_TITLES["pure_dp"] == "Pure ε-DP"
 
@@ -51,8 +62,9 @@ def test_every_kind_declares_its_parameters(kind):
         assert str(err.value).startswith(p.title + " must be a number") and err.value.field == name
     mech = cls(**cls.initial_params())
     assert mechanism_from_params(kind, mech.params()) == mech
-    for order in mech.orders():
-        prv = mech.prv(order)
+    rel = relation_of(mech)
+    for order in mech.orders(rel):
+        prv = mech.prv(order, rel)
         assert 0 <= prv.inf_mass <= 1
     assert set(parameters_for(kind)) >= {"count"}
     for name in parameters_for(kind):
@@ -62,21 +74,23 @@ def test_every_kind_declares_its_parameters(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_kind_round_trips_through_the_file_format(kind):
     spec = RowSpec.default(kind)
-    doc = Document([RowSpec(kind, spec.params, 7, f"a {kind} row")], targets=Targets(1e-6, 0.5, 0.02))
+    doc = Document([RowSpec(kind, spec.params, 7, f"a {kind} row")], relation_of(spec.to_row().mechanism),
+                   targets=Targets(1e-6, 0.5, 0.02))
     back = loads(dumps(doc))
     assert back.rows == doc.rows and back.targets == doc.targets
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_kind_runs_through_the_command_line(kind, tmp_path):
-    doc = Document([RowSpec(kind, RowSpec.default(kind).params, 3, "")])
+    spec = RowSpec.default(kind)
+    doc = Document([RowSpec(kind, spec.params, 3, "")], relation_of(spec.to_row().mechanism))
     path = tmp_path / f"{kind}.json"
     path.write_text(dumps(doc))
     out = subprocess.run([sys.executable, "-m", "prvgui", "epsilon", str(path), "--delta", "1e-5", "--json"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)["epsilon"]
-    direct = Accountant(doc.engine_rows()).epsilon(1e-5)
+    direct = Accountant(doc.engine_rows(), neighbouring=doc.relation).epsilon(1e-5)
     assert got == direct.as_dict()
 
 
@@ -183,9 +197,10 @@ def test_every_kind_has_a_certified_bracket_that_holds_its_own_delta():
     """count = 1: the composition is the mechanism, whose delta the PRV gives by quadrature."""
     for kind in KINDS:
         mech = MECHANISM_KINDS[kind](**MECHANISM_KINDS[kind].initial_params())
-        acc = Accountant([Row(mech, 1)], closed_forms=False)
+        rel = relation_of(mech)
+        acc = Accountant([Row(mech, 1)], neighbouring=rel, closed_forms=False)
         for eps in (0.0, 0.3):
             b = acc.delta(eps)
-            exact = max(mech.prv(o).delta(eps) for o in mech.orders())
+            exact = max(mech.prv(o, rel).delta(eps) for o in mech.orders(rel))
             assert b.lower - 1e-9 <= exact <= b.upper + 1e-9, (kind, eps, b, exact)
     assert np.isfinite(Accountant([Row(Gaussian(1.0), 2)]).epsilon(1e-5).upper)

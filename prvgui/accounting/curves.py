@@ -123,6 +123,10 @@ def pld_for_plot(prof: CertifiedProfile, max_points: int = 2000, atoms: str = "n
     r, y = r[i0:i1], y[i0:i1]
     idx, amass = atom_cells(r, atoms)
     atom_x, atom_m = merge_atoms(y[idx], amass * scale, (ATOM_GAP + 0.5) * h)
+    if atoms == "all" and idx.size > 2 * (2 * ATOM_GAP + 1) * atom_x.size:
+        # atoms closer than the mesh (the shuffle model has thousands): they run together into
+        # a few "atoms" spanning many cells; draw them as the density they are on the mesh
+        atoms, idx, atom_x, atom_m = "none", idx[:0], none, none
     if atoms == "all":
         return y[:0], None, prof.p_inf, atom_x, atom_m
     if idx.size:

@@ -146,7 +146,7 @@ def composition_from_dict(data: object) -> Composition:
 
 
 #: what version 1 files could not hold
-V2_KINDS = {"shuffled_gaussian", "exponential_mechanism", "zcdp"}
+V2_KINDS = {"shuffled_gaussian", "exponential_mechanism", "zcdp", "shuffle_model"}
 V2_FIELDS = {"sampling"}
 
 
