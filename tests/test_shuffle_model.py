@@ -276,15 +276,15 @@ def test_replace_one_only_and_no_groups():
 
 
 @pytest.mark.parametrize("params,text", [
-    ({"epsilon0": 1.0, "n": 1}, r"n must be in \[2, "),
-    ({"epsilon0": 1.0, "n": 2.5}, "n must be a whole number, got 2.5"),
-    ({"epsilon0": 1.0, "n": 10**7}, r"n must be in \[2, "),
-    ({"epsilon0": 1.0, "n": math.inf}, "n must be a finite number"),
-    ({"epsilon0": -0.5, "n": 100}, r"epsilon0 must be in \[0, 100\], got -0.5"),
-    ({"epsilon0": math.inf, "n": 100}, "epsilon0 must be a finite number"),
-    ({"epsilon0": math.nan, "n": 100}, "epsilon0 must be a finite number"),
-    ({"epsilon0": "1", "n": 100}, "epsilon0 must be a number"),
-    ({"epsilon0": 1.0}, "missing parameter 'n'"),
+    ({"epsilon0": 1.0, "n": 1}, "Users n must be between 2 and 1e6; you typed 1"),
+    ({"epsilon0": 1.0, "n": 2.5}, "Users n must be a whole number; you typed 2.5"),
+    ({"epsilon0": 1.0, "n": 10**7}, "Users n must be between 2 and 1e6; you typed 10000000"),
+    ({"epsilon0": 1.0, "n": math.inf}, "Users n must be .*; you typed inf"),
+    ({"epsilon0": -0.5, "n": 100}, "Local ε₀ must be between 0 and 100; you typed -0.5"),
+    ({"epsilon0": math.inf, "n": 100}, "Local ε₀ must be .*; you typed inf"),
+    ({"epsilon0": math.nan, "n": 100}, "Local ε₀ must be a number"),
+    ({"epsilon0": "1", "n": 100}, "Local ε₀ must be a number"),
+    ({"epsilon0": 1.0}, "Users n must be a number .*it is missing"),
 ])
 def test_bad_input_names_the_field(params, text):
     with pytest.raises(ValueError, match=text):
@@ -303,7 +303,7 @@ def test_file_format_and_command_line(tmp_path):
     doc = Document([RowSpec("shuffle_model", {"epsilon0": 2.0, "n": 10000}, 4, "survey")], REPLACE)
     text = dumps(doc)
     assert loads_composition(text).rows == doc.rows
-    with pytest.raises(FileFormatError, match=r"mechanisms\[0\].kind: .*replace_one"):
+    with pytest.raises(FileFormatError, match=r"row 1 \(.*\), kind: .*replace_one"):
         loads_composition(text.replace('"replace_one"', '"add_remove"'))
     path = tmp_path / "shuffle.json"
     path.write_text(text)
@@ -358,3 +358,29 @@ def test_the_composed_pld_is_drawn_as_a_density():
     dens = res.pld.columns["density"]
     assert res.pld_atoms is None and dens is not None and res.pld.x.size > 50
     assert float(np.sum(dens) * (res.pld.x[1] - res.pld.x[0])) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_the_proven_lower_bound_is_shuffled_randomized_response_below_the_clone_pair():
+    """The clone pair is not realised; n users running eps0 randomized response are: the count
+    of ones, computed here directly from binomials (mpmath), lies at or below the certified
+    upper bound, and the accountant's lower bound for it is at most that exact value."""
+    import mpmath as mp
+
+    from prvgui.accounting import Accountant, Row, bracket
+    from prvgui.accounting.kinds.shuffle_model import ShuffleModel
+    e0, n, eps = 2.0, 60, 0.5
+    mp.mp.dps = 40
+    r1 = mp.e ** e0 / (1 + mp.e ** e0)
+    r0 = 1 - r1
+    B = [mp.binomial(n - 1, k) * r0 ** k * r1 ** (n - 1 - k) for k in range(n)] + [mp.mpf(0)]
+    P = [r1 * (B[k - 1] if k else 0) + r0 * B[k] for k in range(n + 1)]
+    Q = [r0 * (B[k - 1] if k else 0) + r1 * B[k] for k in range(n + 1)]
+    exact = max(sum(max(a - mp.e ** eps * b, 0) for a, b in zip(P, Q)),
+                sum(max(b - mp.e ** eps * a, 0) for a, b in zip(P, Q)))
+    rows = [Row(ShuffleModel(e0, n), 1)]
+    acc = Accountant(rows, neighbouring="replace_one")
+    assert float(exact) <= acc.delta(eps).upper  # the clone pair bounds the real randomizer
+    low = Accountant(bracket.attack_rows(rows, "replace_one")[0]).delta(eps)
+    assert low.lower <= float(exact) * (1 + 1e-9) <= low.upper * (1 + 1e-9) + 1e-12
+    at_least = bracket.epsilon_at_least(rows, 1e-6, "replace_one")
+    assert 0 < at_least <= acc.epsilon(1e-6).upper

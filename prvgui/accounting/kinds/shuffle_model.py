@@ -25,7 +25,13 @@ give a tighter "stronger clone" pair, but their erratum restricts it (an error i
 its Lemma 3.5) to a class of randomizers; this kind claims every eps0-DP randomizer and so
 uses the FOCS 2021 pair. The clone pair is an upper bound, not realised by a randomizer: the
 bracket's lower end bounds the pair's epsilon, and the true epsilon of a particular randomizer
-(binary randomized response, say) can be lower. Shuffling never hurts: epsilon <= eps0.
+(binary randomized response, say) can be lower. So the kind is not ``tight``: its proven lower
+bound (``attack_pair``, ``ShuffledRR``) is n users running eps0 binary randomized response,
+one of them with bit 1 against bit 0 and every other user's bit 0; the shuffler's output is
+then the count K of ones: P(K = k) = r1 B(k - 1) + (1 - r1) B(k) against
+Q(K = k) = r0 B(k - 1) + (1 - r0) B(k), B the Binom(n - 1, r0) pmf, r1 = e^eps0 / (1 + e^eps0),
+r0 = 1 - r1. Counts whose P-mass is below 1e-300 are left out and their mass is put on the
+smallest loss (-eps0), which can only lower delta: a valid lower bound. Shuffling never hurts: epsilon <= eps0.
 
 Neighbouring relation: replace-one only (the papers' relation: n users, one user's data
 replaced). Under add/remove the number of reports would reveal whether the user took part,
@@ -61,6 +67,7 @@ class ShuffleModel(Mechanism):
     kind = "shuffle_model"
     title = "Shuffle model (ε₀-LDP reports)"
     menu_order = 75
+    tight = False
 
     epsilon0: float = param(dataclasses.replace(
         EPSILON, title="Local ε₀", help="each user's local randomizer is epsilon0-DP (nats); at most 100",
@@ -82,6 +89,51 @@ class ShuffleModel(Mechanism):
 
     def _prv(self, order: str) -> PRV:
         raise ValueError(ADD_REMOVE)
+
+    def attack_pair(self, relation: Relation, variant: int = 0) -> "ShuffledRR":
+        self.under(relation)  # the same relations as the upper bound
+        return ShuffledRR(self.epsilon0, self.n)
+
+    def poisson_counterpart(self) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffledRR(Mechanism):
+    """n users' eps0 binary randomized response, shuffled: a realised pair (module docstring)."""
+
+    title = "Shuffle model (shuffled randomized response)"
+    symmetric = False
+
+    epsilon0: float = 1.0
+    n: int = 2
+
+    def __post_init__(self) -> None:  # built from a checked ShuffleModel
+        pass
+
+    def is_trivial(self) -> bool:
+        return self.epsilon0 == 0
+
+    def _prv(self, order: str) -> PRV:
+        from scipy.stats import binom
+        e, n = float(self.epsilon0), int(self.n)
+        r0 = 1.0 / (1.0 + np.exp(e))
+        r1 = 1.0 - r0
+        k = np.arange(n + 1)
+        lb = binom.logpmf(k, n - 1, r0)          # log B(k), -inf at k = n
+        lb1 = binom.logpmf(k - 1, n - 1, r0)     # log B(k - 1), -inf at k = 0
+        with np.errstate(divide="ignore"):
+            lp = np.logaddexp(np.log(r1) + lb1, np.log(r0) + lb)   # 1 - r1 = r0
+            lq = np.logaddexp(np.log(r0) + lb1, np.log(r1) + lb)
+        if order == "add":
+            lp, lq = lq, lp
+        keep = lp > np.log(1e-300)
+        loss = np.clip(lp[keep] - lq[keep], -e, e)
+        mass = np.exp(lp[keep])
+        low = int(np.argmin(loss))
+        mass[low] += max(0.0, 1.0 - float(mass.sum()))  # the left-out mass on the smallest loss
+        mean = float(np.dot(mass, loss))
+        return PRV(tuple(zip(loss.tolist(), mass.tolist())), 0.0, None, mean, 1e-12 * (abs(mean) + e))
 
 
 @dataclass(frozen=True, slots=True)
