@@ -42,16 +42,10 @@ import numpy as np
 from ..lattice import (E_MAX, Lattice, dd_add, exp_neg_quotient, lattice_prv, mass_bound_up,
                        suffix_sums, two_prod)
 from ..prv import PRV, point_mass
-from .base import Mechanism, Param, Relation, Search, group_factor, param
+from .base import INTEGER_SENSITIVITY, Mechanism, Param, Relation, Search, group_factor, param
 
 #: the largest sigma: its weight table holds 37.4 sigma + 1 numbers (30 MB at 1e5)
 MAX_SIGMA = 1e5
-#: the largest sensitivity (a group of 1000 under replace-one multiplies it by 2000)
-MAX_SENSITIVITY = 1e12
-
-INTEGER_SENSITIVITY = Param("Sensitivity Δ", "integer (counts)",
-                            "how far one record can move the integer-valued query: a whole number "
-                            ">= 1 (default 1)", "Δ", 1, lo=1, hi=MAX_SENSITIVITY, integer=True)
 
 
 @dataclass(frozen=True)
