@@ -298,6 +298,17 @@ def test_gdp_is_the_moment_matching_approximation():
     assert DiscreteGaussian(1.0).gaussian_mu() is None  # never the continuous Gaussian's closed form
 
 
+def test_calibration_never_overshoots_the_exact_epsilon():
+    """The noise calibration returns for a target epsilon keeps the exact epsilon (lattice sums)
+    below the target."""
+    from prvgui.accounting.calibrate import calibrate
+    cal = calibrate([Row(DiscreteGaussian(1.0), 5)], 0, "sigma", 2.0, 1e-6)
+    assert cal.epsilon.upper <= 2.0 and not cal.at_bound
+    assert float(Exact(dg_loss(cal.value, 1, 5)).epsilon(1e-6)) <= 2.0
+    cal = calibrate([Row(DiscreteLaplace(1.0, 2), 5)], 0, "scale", 2.0, 1e-6)
+    assert cal.epsilon.upper <= 2.0 and float(Exact(dl_loss(cal.value, 2, 5)).epsilon(1e-6)) <= 2.0
+
+
 # ---------------------------------------------------------------- dp-accounting's PLDs
 def dpa_pair(make, k):
     """dp-accounting's (optimistic, pessimistic) PLDs of k runs."""
@@ -416,3 +427,17 @@ def test_the_largest_sigma_builds_and_brackets_the_continuous_limit():
     from references import gaussian_delta
     b = Accountant([Row(DiscreteGaussian(MAX_SIGMA, 30000), 1)], 0.01).delta(0.5)
     assert b.lower - 1e-9 <= gaussian_delta(0.3, 0.5) <= b.upper + 1e-9
+
+
+def test_extreme_parameters_give_sound_answers():
+    """Noise so small that the loss is one huge value (or overflows): no crash, sound brackets."""
+    dead = DiscreteGaussian(1e-200)  # Delta^2 / (2 sigma^2) overflows: not private at all
+    assert dead.is_blatant() and Accountant([Row(dead, 2)]).epsilon(1e-6).lower == math.inf
+    # sigma = 0.01: Y = 5000 but with probability 2e^-5000; three runs: epsilon = 15000 + log(1 - delta)
+    b = Accountant([Row(DiscreteGaussian(0.01), 3)]).epsilon(1e-6)
+    assert b.lower <= 15000 + math.log1p(-1e-6) <= b.upper
+    m = DiscreteLaplace(1e-305)  # eps0 = 1e305: randomized response's closed form
+    b = Accountant([Row(m, 2)]).epsilon(1e-6)
+    assert b.lower <= 2e305 <= b.upper
+    assert np.all(m.rdp(ORDERS) == 1e305) and m.gdp_mu2() == math.inf
+    assert DiscreteLaplace(1e-3, 5).prv().inf_mass > 0  # e^-1000 left out, at +infinity

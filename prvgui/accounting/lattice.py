@@ -79,9 +79,11 @@ def exp_neg_quotient(num: Array, den_hi: float, den_lo: float = 0.0) -> Array:
     two exponentials and the product add three roundings."""
     num = np.asarray(num, dtype=float)
     q = num / den_hi
+    nil = q > 746.0  # e^-q underflows to 0 (and q may be too large for Dekker's split)
+    q, num = np.where(nil, 0.0, q), np.where(nil, 0.0, num)
     p, e = two_prod(q, den_hi)
     rem = ((num - p) - e) - q * den_lo
-    return np.exp(-q) * np.exp(-rem / den_hi)
+    return np.where(nil, 0.0, np.exp(-q) * np.exp(-rem / den_hi))
 
 
 def suffix_sums(w: Array) -> tuple[Array, Array]:

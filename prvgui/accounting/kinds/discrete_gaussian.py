@@ -39,8 +39,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..lattice import (E_MAX, Lattice, dd_add, exp_neg_quotient, lattice_prv, mass_bound_up,
-                       suffix_sums, two_prod)
+from ..lattice import (E_MAX, Lattice, dd_add, exp_neg_quotient, lattice_prv, mass_bound_up, suffix_sums,
+                       two_prod)
 from ..prv import PRV, point_mass
 from .base import INTEGER_SENSITIVITY, Mechanism, Param, Relation, Search, group_factor, param
 
@@ -63,7 +63,7 @@ class _Table:
 
 @lru_cache(maxsize=2)
 def _table(sigma: float) -> _Table:
-    big_j = int(math.floor(sigma * math.sqrt(2.0 * E_MAX)))
+    big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
     j = np.arange(big_j + 1, dtype=float)
     v_hi, v_lo = two_prod(sigma, sigma)  # sigma^2 = v_hi + v_lo exactly
     w = exp_neg_quotient(j * j, 2.0 * v_hi, 2.0 * v_lo) if big_j else np.ones(1)

@@ -43,6 +43,8 @@ from .base import INTEGER_SENSITIVITY, Mechanism, Param, Relation, Search, group
 def discrete_laplace_moments(scale: float, sensitivity: int) -> tuple[float, float]:
     """(E[Y], Var[Y]) of the pair's loss, by the closed forms (module docstring) in decimal."""
     e0 = sensitivity / scale
+    if scale < 1 / 745:  # r = e^{-1/t} < 2^-1074: all mass at e0 to float precision
+        return e0, 0.0
     digits = max(0, math.ceil(-math.log10(e0))) if e0 < 1 else 0
     with localcontext() as ctx:
         ctx.prec = 50 + 4 * digits
@@ -60,7 +62,7 @@ def discrete_laplace_lattice(scale: float, sensitivity: int) -> tuple[Lattice, f
     """The loss lattice Y = -e0 + 2 x k, k = Delta - i in [Delta - i_max, Delta], of the pair
     Lap_Z(Delta, t) vs Lap_Z(0, t), and the bound on the mass left out (i > i_max)."""
     d, x = sensitivity, 1.0 / scale
-    i_max = min(d, int(math.floor(E_MAX * scale)))
+    i_max = min(d, math.floor(E_MAX * scale))
     r = float(exp_neg_quotient(1.0, scale))
     top, c0 = 1.0 / (1.0 + r), math.tanh(0.5 / scale)
     left_out = mass_bound_up(-(i_max + 1) * x) if i_max < d else 0.0
@@ -133,6 +135,8 @@ class DiscreteLaplace(Mechanism):
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         """D_a = log E_P[e^{(a-1) Y}] / (a - 1), the three parts of the lattice summed in log space."""
         a, x, d, e0 = np.asarray(orders, dtype=float), 1.0 / self.scale, self.sensitivity, self.eps0
+        if e0 > 1e100:  # any eps0-DP pair has D_a <= eps0 (and the sums below would overflow)
+            return np.full(a.shape, e0)
         l1r = math.log1p(math.exp(-x))
         terms = [(a - 1) * e0 - l1r, -a * e0 - l1r]
         if d >= 2:  # c0 sum_{0<i<D} g^i, g = e^{-(2a-1) x}
@@ -143,5 +147,7 @@ class DiscreteLaplace(Mechanism):
         return np.minimum(exact, _rdp.rr_rdp(e0, a))
 
     def gdp_mu2(self) -> float:
+        if self.is_blatant():
+            return math.inf
         mean, var = discrete_laplace_moments(self.scale, self.sensitivity)
         return math.inf if var <= 0 else 4 * mean * mean / var
