@@ -149,11 +149,14 @@ class LatticePRV(PRV):
     lattice: Lattice | None = None
 
     def delta(self, eps: float) -> float:
-        """delta(eps) = inf_mass + sum over points above eps of P(i) (1 - e^{eps - y_i})."""
+        """delta(eps) = inf_mass + sum over the points above eps of P(i) (1 - e^{eps - y_i}), summed
+        directly (for tests and checks, as ``PRV.delta``; at most 2^26 points)."""
         lat = self.lattice
         first = int(lat.index(np.array([eps]))[0]) + 1
         if first > lat.hi:
             return min(1.0, self.inf_mass)
+        if lat.hi - first >= 2 ** 26:
+            raise ValueError(f"{lat.hi - first + 1} lattice points are too many for a direct sum")
         i = np.arange(first, lat.hi + 1)
         terms = lat.pmf(i) * -np.expm1(eps - lat.values(i))
         return min(1.0, max(0.0, self.inf_mass + math.fsum(terms)))

@@ -1,7 +1,7 @@
 """The discrete Laplace (two-sided geometric) mechanism: an integer-valued query of sensitivity
 Delta (a whole number) released with noise P(x) = c0 e^{-|x| / t} on the integers, with
-c0 = tanh(1 / (2 t)) (Ghosh, Roughgarden, Sundararajan 2009; Canonne, Kamath, Steinke 2020,
-Sec. 1; Google's and OpenDP's libraries).
+c0 = tanh(1 / (2 t)) (the geometric mechanism of Ghosh, Roughgarden, Sundararajan 2009; used by
+Google's and OpenDP's libraries; compared with the discrete Gaussian by Canonne, Kamath, Steinke 2020).
 
 Dominating pair. P = Lap_Z(Delta, t), Q = Lap_Z(0, t); write x = 1 / t, r = e^{-x},
 e0 = Delta x. Under P, x' = Delta + y with y ~ Lap_Z(0, t), and the loss is
