@@ -290,10 +290,13 @@ def test_gdp_is_the_moment_matching_approximation():
         assert DiscreteGaussian(sigma, d).gdp_mu2() == pytest.approx(float(d * d / var), rel=1e-12)
         assert DiscreteGaussian(sigma, d).gdp_mu2() > (d / sigma) ** 2  # not the Gaussian's mu
     assert DiscreteLaplace(0.8).gdp_mu2() == pytest.approx(randomized_response_mu2(1.25), rel=1e-12)
-    losses, masses, _ = dl_loss(3.0, 5, 1)
-    mean = mp.fsum(m * y for y, m in zip(losses, masses))
-    var = mp.fsum(m * (y - mean) ** 2 for y, m in zip(losses, masses))
-    assert DiscreteLaplace(3.0, 5).gdp_mu2() == pytest.approx(float(4 * mean ** 2 / var), rel=1e-12)
+    for scale, d in [(3.0, 5), (1e9, 1), (1e6, 3)]:  # eps0 = 1e-9: the closed forms' cancellation
+        losses, masses, _ = dl_loss(scale, d, 1)
+        mean = mp.fsum(m * y for y, m in zip(losses, masses))
+        var = mp.fsum(m * (y - mean) ** 2 for y, m in zip(losses, masses))
+        mech = DiscreteLaplace(scale, d)
+        assert mech.prv().mean == pytest.approx(float(mean), rel=1e-14)
+        assert mech.gdp_mu2() == pytest.approx(float(4 * mean ** 2 / var), rel=1e-12)
     assert DiscreteLaplace(2.0, 3).eps_delta() == (1.5, 0.0) and DiscreteGaussian(1.0).eps_delta() is None
     assert DiscreteGaussian(1.0).gaussian_mu() is None  # never the continuous Gaussian's closed form
 

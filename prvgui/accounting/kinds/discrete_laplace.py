@@ -17,8 +17,9 @@ response at eps0 exactly (``exact_eps_delta``: the Kairouz-Oh-Viswanath closed f
   Gaussian); smaller shifts and groups are dominated by the pair at the largest shift, since
   Lap_Z is log-concave (discrete_gaussian.py gives the argument).
 * Mean (the KL divergence) and variance in closed form, E[I] = (1 - r^D) / ((1 + r)(e^x - 1)),
-  E[Y] = x (D - (1 - r^D) / sinh x); evaluated in decimal arithmetic with enough digits for the
-  cancellation at small eps0 (about two decimal digits per digit of 1 / eps0).
+  E[Y] = x (D - (1 - r^D) / sinh x), E[I^2] = sum_{i <= D} (2 i - 1) r^i / (1 + r); evaluated in
+  decimal arithmetic with 50 digits plus four per decimal digit of 1 / eps0, for the
+  cancellations at small eps0 (E[Y] ~ eps0^2 / 2, and the second moment's sums lose twice that).
 Truncation: points with i x > 700 (mass at most e^{-700} in all) go to +infinity (lattice.py).
 RDP: exact, sum of three geometric parts in log space (rounding added, never subtracted), and
 never above randomized response's (the worst eps0-DP pair). GDP: the central-limit
