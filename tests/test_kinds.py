@@ -36,9 +36,9 @@ def relation_of(mech) -> str:
 
 
 def test_the_registry_holds_the_kinds_in_menu_order():
-    assert KINDS == ["gaussian", "laplace", "randomized_response", "pure_dp", "approx_dp",
-                     "subsampled_gaussian", "shuffled_gaussian", "subsampled_laplace", "shuffle_model",
-                     "exponential_mechanism", "zcdp"]
+    assert KINDS == ["gaussian", "discrete_gaussian", "laplace", "discrete_laplace", "randomized_response",
+                     "pure_dp", "approx_dp", "subsampled_gaussian", "shuffled_gaussian", "subsampled_laplace",
+                     "shuffle_model", "exponential_mechanism", "zcdp"]
     assert list(KIND_TITLES) == KINDS and KIND_TITLES["pure_dp"] == "Pure ε-DP"
 
 

@@ -29,7 +29,8 @@ def test_the_form_shows_and_edits_every_parameter_of_every_kind(qtbot, kind):
         edit = form.findChild(QLineEdit, f"param_{name}")
         assert edit is not None and spec.unit in labels and spec.title in labels
         assert float(edit.text()) == spec.initial
-        new = spec.initial / 2 if spec.initial > 0 else 0.5
+        # (a whole-number parameter such as an integer sensitivity takes the next whole number)
+        new = spec.initial + 1 if spec.integer else spec.initial / 2 if spec.initial > 0 else 0.5
         edit.setText("")
         qtbot.keyClicks(edit, repr(new))
         assert doc.row(0).params[name] == new, name

@@ -338,6 +338,11 @@ def fixed_size_error() -> ValueError:
     return exc
 EPSILON = Param("ε", "nats", "privacy parameter epsilon (nats)", "ε", 1.0, search=Search(True, 1e-6, 50.0))
 L1_SENSITIVITY = Param("Sensitivity Δ", "L1 norm", "L1 sensitivity of the query (default 1)", "Δ", 1.0)
+#: the sensitivity of an integer-valued query (discrete noise): a whole number; at most 1e12, so
+#: that a group of 1000 under replace-one (2000 times the sensitivity) stays exact in a float
+INTEGER_SENSITIVITY = Param("Sensitivity Δ", "integer (counts)",
+                            "how far one record can move the integer-valued query: a whole number "
+                            ">= 1 (default 1)", "Δ", 1, lo=1, hi=1e12, integer=True)
 LAPLACE_SCALE = Param("Noise scale b", "Laplace scale, units of Δ",
                       "Laplace scale b of the added noise (same units as the sensitivity)", "b", 1.0,
                       search=Search(False, 0.01, 1e7))
