@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -32,16 +33,21 @@ from .errors import Cancelled
 from .kinds.base import ORDERS
 from .mechanisms import Neighbouring, Row
 from .validate import check_delta, check_eps_error, check_epsilon
-from .closed_form import closed_form
+from .closed_form import applies as closed_form_applies, closed_form
+from .cost import ZERO, CostModel, Estimate, needs_long_double, parallel, summarise
 from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
-from .sweep import check_counts, sweep
+from .sweep import check_counts, count_groups, sweep
 
 #: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
 NEIGHBOURING = (Neighbouring.ADD_REMOVE,)
 DEFAULT_EPS_ERROR = 0.01
 #: the second order of the pair is first composed this much coarser (``Accountant._deciding``)
 SCREEN = 10.0
+#: the share of a composition's progress given to discretising its rows (the rest: composing)
+DISCRETIZE_SHARE = 0.4
+#: the share of epsilon(delta)'s progress given to its first pass (the rest: a long-double retry)
+FIRST_PASS_SHARE = 0.6
 
 
 class _Side:
@@ -70,6 +76,11 @@ class _Joint:
                 total = sum(self.done) / len(self.done)
             self.progress(total)
         return report
+
+
+def _scaled(progress, lo: float, hi: float):
+    """``progress`` with the fractions 0..1 mapped onto lo..hi (None stays None)."""
+    return None if progress is None else (lambda f: progress(lo + (hi - lo) * f))
 
 
 def _rows_prvs(rows: Sequence[Row], order: str, neighbouring: Neighbouring):
@@ -222,9 +233,9 @@ class Accountant:
     def _build_at(self, prvs, order: str, err: float, scale: float, progress,
                   extended: bool = False) -> _Side:
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
-        discs = discretize_rows(prvs, plan, self.n_max, self.cancel)
-        composed = compose(discs, plan.e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
-                           agg_max=plan.agg_max, extended=extended)
+        discs = discretize_rows(prvs, plan, self.n_max, self.cancel, _scaled(progress, 0.0, DISCRETIZE_SHARE))
+        composed = compose(discs, plan.e_w, cancel=self.cancel, progress=_scaled(progress, DISCRETIZE_SHARE, 1.0),
+                           n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
         prof, budget = certify(composed, discs, plan)
         return _Side(prof, {"order": order, **budget, "long_double": extended})
 
@@ -237,6 +248,66 @@ class Accountant:
                           f"requested: eps_error {self.eps_error_used:.3g} instead of {self.eps_error:g}")
         return out
 
+    # ------------------------------------------------------------ cost
+    def estimate(self, delta: float | None = None, epsilon: float | None = None, curves: bool = False,
+                 steps: tuple[int, Sequence[int]] | None = None) -> Estimate:
+        """The predicted time and peak memory of ``epsilon(delta)`` and ``delta(epsilon)`` (either
+        may be None), plus, with ``curves``, both orders in full at delta's error level (the
+        profiles behind the curves), and with ``steps`` = (row index, counts), of
+        ``epsilon_vs_count``. Worked out from the plan (cost.py) in milliseconds; nothing is
+        composed. A warning, not a promise: cost.py says what it leaves out."""
+        delta = None if delta is None else check_delta(delta)
+        epsilon = None if epsilon is None else check_epsilon(epsilon)
+        if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
+            return ZERO
+        closed = self.closed_forms and closed_form_applies(self.rows)
+        levels = ([error_level(delta) * 1e-3] if delta is not None else []) + [1e-12]
+        model = CostModel({o: _rows_prvs(self.rows, o, self.neighbouring) for o in self.orders},
+                          self.eps_error, self.n_max, min(levels))
+        single = self.screen and not curves and len(self.orders) > 1
+        done: set = set()
+
+        def builds(level: float, extended: bool) -> tuple[Estimate, int]:
+            """The missing sides of a query at one level, built side by side (``_deciding``)."""
+            keys = [(o, level, extended, single and i > 0) for i, o in enumerate(self.orders)]
+            got = [model.build(o, lvl, ext, SCREEN if sc else 1.0) for o, lvl, ext, sc in keys
+                   if (o, lvl, ext, sc) not in done]
+            done.update(keys)
+            return parallel([e for e, _ in got]), max((n for _, n in got), default=0)
+
+        parts = []
+        if delta is not None and (curves or not closed):
+            est, n = builds(error_level(delta), False)
+            parts.append(est)
+            if not closed and needs_long_double(delta, self.eps_error, self.total_count, n):
+                parts.append(replace(builds(error_level(delta) * 1e-3, True)[0], why=(
+                    f"at delta {delta:g} float64 round-off matters, so it is composed again in long double")))
+        if epsilon is not None and not closed:
+            parts.append(builds(1e-12, False)[0])
+        if steps is not None:
+            parts.append(self._estimate_steps(steps[0], steps[1], error_level(delta or 1e-5)))
+        return summarise(parts, self.eps_error, self.n_max)
+
+    def _estimate_steps(self, row_index: int, counts: Sequence[int], level: float) -> Estimate:
+        """``epsilon_vs_count``'s compositions: per order, one per group of counts (sweep.py)."""
+        cs = check_counts(counts)
+        mech = self.rows[row_index].mechanism
+        others = [r for i, r in enumerate(self.rows) if i != row_index]
+        if mech.is_blatant() or any(r.count > 0 and r.mechanism.is_blatant() for r in others):
+            return ZERO
+        parts = []
+        for o in self.orders:
+            prvs = _rows_prvs(others, o, self.neighbouring)
+            fixed = tuple(k for _, k in prvs)
+            if not mech.is_trivial():
+                prvs = prvs + [(mech.prv(o, self.neighbouring), int(cs.max()))]
+            model = CostModel({o: prvs}, self.eps_error, self.n_max, level)
+            for idx in count_groups(cs):
+                counts_g = fixed + (() if mech.is_trivial() else (int(cs[idx].max()),))
+                parts.append(model.build(o, level, counts=counts_g, sweep=idx.size)[0])
+        return replace(summarise(parts, self.eps_error, self.n_max),
+                       why=f"the epsilon-versus-count curve composes {cs.size} counts")
+
     # ------------------------------------------------------------ queries
     def epsilon(self, delta: float, progress=None) -> Bounds:
         """Certified bounds on epsilon(delta)."""
@@ -247,11 +318,12 @@ class Accountant:
         if exact is not None:
             return exact
         level = error_level(delta)
-        res = self._epsilon_at(delta, level, progress)
+        res = self._epsilon_at(delta, level, _scaled(progress, 0.0, FIRST_PASS_SHARE))
         if res.upper - res.lower > 2 * self.eps_error_used:
             # retry with a smaller additive error, the FFTs of the rows in long double
             # (the power X^k multiplies their round-off by k)
-            finer = self._epsilon_at(delta, level * 1e-3, progress, extended=True)
+            finer = self._epsilon_at(delta, level * 1e-3, _scaled(progress, FIRST_PASS_SHARE, 1.0),
+                                     extended=True)
             if finer.upper - finer.lower < res.upper - res.lower:
                 res = finer
                 self._used[delta] = level * 1e-3

@@ -1,0 +1,363 @@
+"""What a query will cost, worked out before any of it runs: seconds, bytes and grid size.
+
+The accountant's work is set by its plan (pipeline.py): the mesh h that eps_error and the
+total count K ask for, the rows' spans between their tail cuts, and the composition window.
+Every stage then costs in proportion to a count of points: discretising a row evaluates its
+cdf at each cell edge; the FFT path transforms and powers n = window / h points; the band
+path (band.py) works on the rows' cells, (R + 1) Taylor terms per cell; the steps curve
+adds one inverse transform per count. ``CostModel`` replays the pipeline's decisions (the
+discretisation cap, the band test, ``pipeline.coarsened``'s widening when a grid is too
+large) on figures it gets cheaply, and prices each stage with the constants below.
+
+The cheap figures come from one coarse discretisation of every row (about COARSE_CELLS cells
+on a shared mesh): its span, where its tails get coarse cells, the composition's Chernoff
+window (window.py, whose width does not depend on the mesh) and the band limit
+(band.band_limit: in loss units it does not depend on the mesh either). That costs a few
+milliseconds per order of the pair and composes nothing.
+
+It is a warning, not a certificate: the figures are for an unloaded machine, rebuilds that
+depend on the answer (the privacy profile's long-double rebuild when its far end is small,
+the delta query's refinement at a smaller error level) are not counted, and two orders
+built side by side are counted one after the other.
+
+Calibration (measured on the development machine, 2 cores shared with other jobs, numpy
+pocketfft, float64 unless said; benchmarks/bench_cost.py repeats it; best of 3):
+
+* discretising, subsampled Gaussian: 90-170 ns per cell with every cell an edge; with coarse
+  tails (342k edges for 2.0M cells) 91 ns per cell, which splits as ~95 ns per cdf edge plus
+  ~60 ns per cell of array work. Gaussian and Laplace cells cost about the same. Peak
+  65-73 bytes per cell.
+* FFT path, per point of the grid: the row's transform 29-50 ns (long double 220-480 ns, x7);
+  the power X^k 75-200 ns per coefficient, i.e. per 2 points (long double x10); the
+  inverse transform and window read 50-170 ns per point of the (decimated) output. Peak
+  about 48 bytes per point (the row's 16, the power's 32), 84 in long double.
+* band path: ~6 ns per cell and Taylor term (low_dft; long double x7), and 10-130 ns per cell
+  for the band test (band_limit), which also runs where the band path is then not taken.
+* a steps curve: per count one inverse transform of the decimated grid and a power on the
+  band.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import numpy as np
+
+from .band import X_MAX, _terms, band_limit, worth_it
+from .compose import BAND_FRACTION, BAND_N_MAX, fft_len
+from .discretize import DiscretePRV, discretize
+from .errors import GridTooLarge
+from .pipeline import Plan, coarsened, make_plan
+from .prv import PRV
+from .window import PreparedRow, choose_window
+
+#: seconds per cell edge whose cdf is evaluated, and per cell of array work (discretize)
+DISC_EDGE_S, DISC_CELL_S = 95e-9, 65e-9
+#: seconds per cell for the window's blocks and the band test (band_limit)
+CHECK_CELL_S = 15e-9
+#: seconds per grid point of a row's transform, per coefficient of a power, per output point
+#: of the inverse transform; the spectrum's scan before it, per coefficient
+RFFT_S, POWER_S, IRFFT_S, SCAN_S = 50e-9, 150e-9, 100e-9, 15e-9
+#: band path (band.low_dft): seconds per cell and Taylor term (the block moments), and per
+#: frequency, block and term (the phases and sums)
+BAND_CELL_S, BAND_PHASE_S = 0.7e-9, 5e-9
+#: long double against float64: transforms, powers, the band path's moments and phases
+LONG_RFFT, LONG_POWER, LONG_MOMENTS, LONG_PHASES = 7.0, 10.0, 3.0, 7.0
+#: fixed cost of one composition (PRVs, tail searches, certificate) and of a view's extras
+#: (the comparison accountants, curves read from the profiles)
+BUILD_S, VIEW_S = 0.03, 0.3
+#: peak bytes per discretised cell, per grid point (FFT path; long double), per output point
+#: of the inverse transform, per cell on the band path
+DISC_BYTES, FFT_BYTES, LONG_FFT_BYTES, FINISH_BYTES, BAND_BYTES = 70, 48, 84, 32, 32
+#: the coarse discretisation behind the estimate: cells of the widest row; the band test's
+#: grid over the window (a finer one when that finds no band)
+COARSE_CELLS, BAND_GRIDS = 4096, (1 << 13, 1 << 15)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The predicted cost of a computation.
+
+    ``seconds`` and ``bytes`` (peak memory) are for an unloaded machine; ``grid`` is the
+    number of points of the finest grid the accuracy asks for (before any capping); ``why``
+    says in words what drives the cost.
+    """
+
+    seconds: float
+    bytes: float
+    grid: int = 0
+    why: str = ""
+
+    def exceeds(self, seconds: float | None = None, memory: float | None = None) -> bool:
+        """Whether the estimate is above either limit (None: no limit)."""
+        return (seconds is not None and self.seconds > seconds) or \
+            (memory is not None and self.bytes > memory)
+
+    def describe(self) -> str:
+        """``about 45 s and 2.1 GB``."""
+        return f"about {format_seconds(self.seconds)} and {format_bytes(self.bytes)}"
+
+    def __add__(self, other: "Estimate") -> "Estimate":
+        why = self.why if self.seconds >= other.seconds else other.why
+        return Estimate(self.seconds + other.seconds, max(self.bytes, other.bytes),
+                        max(self.grid, other.grid), why)
+
+
+ZERO = Estimate(0.0, 0.0)
+
+
+def format_seconds(s: float) -> str:
+    if s < 1:
+        return "under a second"
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def format_bytes(b: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6)):
+        if b >= size:
+            return f"{b / size:.1f} {unit}"
+    return "under 1 MB"
+
+
+def points(n: float) -> str:
+    """A grid size in words: 2^27 for powers of two and above, else the number."""
+    if n < 1 << 20:
+        return f"{int(n):,}"
+    return f"2^{math.log2(n):.0f}"
+
+
+@dataclass
+class _Tally:
+    seconds: float = 0.0
+    peak: float = 0.0
+    grid: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, seconds: float, memory: float) -> None:
+        self.seconds += seconds
+        self.peak = max(self.peak, memory)
+
+
+class _Row:
+    """One row's shape from its coarse discretisation: span, tails, the coarse row itself."""
+
+    def __init__(self, prv: PRV, count: int, tau: float, h_c: float) -> None:
+        self.prv, self.count, self.tau = prv, count, tau
+        self.disc = discretize(prv, h_c, tau, 1 << 40)
+        self.h_c = h_c
+        self.span = self.disc.pmf.size * h_c
+        cum = self.disc.pmf.cumsum()
+        self._cum = cum / cum[-1]
+        self.prepared = PreparedRow(self.disc)
+
+    def fine_span(self, p: float) -> float:
+        """Width of the part whose tails hold more than p / 2 (cells there are single-width)."""
+        if self.prv.cont is None:
+            return 0.0  # atoms only: no cdf to evaluate
+        lo = int(np.searchsorted(self._cum, p / 2))
+        hi = int(np.searchsorted(self._cum, 1 - p / 2))
+        return min(self.span, (hi - lo + 1) * self.h_c)
+
+    def cells(self, h: float) -> int:
+        return math.ceil(self.span / h) + 2
+
+    def edges(self, plan: Plan) -> float:
+        """Cell edges whose cdf discretize evaluates on the plan's mesh."""
+        if self.prv.cont is None:
+            return 0.0
+        p, r = plan.coarse
+        if r < 3:
+            return self.span / plan.h
+        fine = self.fine_span(p)
+        return fine / plan.h + (self.span - fine) / (r * plan.h)
+
+
+class _Order:
+    """The coarse picture of one order of the pair: its rows, and windows and bands by count."""
+
+    def __init__(self, prvs: Sequence[tuple[PRV, int]], k_total: int, err: float) -> None:
+        crude = [_crude_span(prv, err / 4 * prv.finite_mass / (2 * k_total)) for prv, _ in prvs]
+        h_c = max(max(crude) / COARSE_CELLS, 1e-12)
+        self.rows = [_Row(prv, k, err / 4 * prv.finite_mass / (2 * k_total), h_c) for prv, k in prvs]
+        self.h_c, self.err = h_c, err
+        self._windows: dict = {}
+        self._bands: dict = {}
+        self._band_rows: dict = {}
+
+    def width(self, counts: tuple[int, ...], mass: float) -> float:
+        key = (counts, mass)
+        if key not in self._windows:
+            rows = [(r.prepared, k) for r, k in zip(self.rows, counts) if k > 0]
+            lo, hi, _ = choose_window(rows, mass) if rows else (0.0, 0.0, 0.0)
+            self._windows[key] = hi - lo
+        return self._windows[key]
+
+    def band(self, counts: tuple[int, ...], width: float) -> float | None:
+        """The band limit in frequencies of a circle ``width`` long (None: no band found)."""
+        if counts not in self._bands:
+            self._bands[counts] = None
+            w = self.width(counts, self.err / 4)  # the widest window asked for
+            for grid in BAND_GRIDS:
+                h_b = max(self.h_c, w / grid)
+                rows = [(d, k) for d, k in zip(self._discs(h_b), counts) if k > 0]
+                n_b = fft_len(math.ceil(w / h_b) + 4, h_b, 0.0)
+                m = band_limit(rows, n_b) if rows else None
+                if m is not None:
+                    self._bands[counts] = (m, n_b * h_b)
+                    break
+                if h_b == self.h_c:
+                    break
+        got = self._bands[counts]
+        return None if got is None else got[0] * width / got[1]
+
+    def _discs(self, h_b: float) -> list[DiscretePRV]:
+        if h_b <= self.h_c * 1.01:
+            return [r.disc for r in self.rows]
+        if h_b not in self._band_rows:
+            self._band_rows[h_b] = [discretize(r.prv, h_b, r.tau, 1 << 40) for r in self.rows]
+        return self._band_rows[h_b]
+
+
+def _crude_span(prv: PRV, tau: float) -> float:
+    """The row's span between tail cuts found by doubling only (at most about twice too wide)."""
+    ends = [loc for loc, _ in prv.atoms]
+    c = prv.cont
+    if c is not None and c.mass > 0:
+        ends += [c.lower_cut(tau, math.inf), c.upper_cut(tau, math.inf)]
+    return max(ends) - min(ends) if len(ends) > 1 else 1.0
+
+
+class CostModel:
+    """Prices the compositions a query needs (``build``) and steps sweeps (``sweep``).
+
+    ``orders`` maps each order of the pair to its rows' PRVs with their counts (as the
+    accountant composes them); the coarse picture of an order is made once, on first use.
+    """
+
+    def __init__(self, orders: dict[str, list[tuple[PRV, int]]], eps_error: float, n_max: int,
+                 err_min: float = 1e-12) -> None:
+        self.orders = orders
+        self.eps_error = eps_error
+        self.n_max = n_max
+        self.err_min = err_min
+        self._pictures: dict[str, _Order] = {}
+
+    def picture(self, order: str) -> _Order:
+        if order not in self._pictures:
+            prvs = self.orders[order]
+            self._pictures[order] = _Order(prvs, sum(k for _, k in prvs), self.err_min)
+        return self._pictures[order]
+
+    def build(self, order: str, err: float, extended: bool = False, scale: float = 1.0,
+              counts: tuple[int, ...] | None = None, sweep: int = 0) -> tuple[Estimate, int]:
+        """The cost of one composition of ``order`` at error level ``err`` (and the grid it ends
+        on). ``counts`` overrides the rows' counts; ``sweep`` > 0 adds that many counts read
+        from it (the steps curve)."""
+        prvs = self.orders[order]
+        if not prvs:
+            return ZERO, 0
+        pic = self.picture(order)
+        counts = tuple(k for _, k in prvs) if counts is None else counts
+        k_total = sum(counts)
+        if k_total == 0:
+            return ZERO, 0
+        tally = _Tally()
+        plan0 = make_plan(self.eps_error, 1.0, k_total, err)
+        tally.grid = max(int(pic.width(counts, plan0.e_w) / plan0.h), *(r.cells(plan0.h) for r in pic.rows))
+
+        def attempt(s: float) -> int:
+            return self._attempt(pic, counts, make_plan(self.eps_error, s, k_total, err), extended,
+                                 sweep, tally)
+        try:
+            n, used = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale)
+        except MemoryError:  # no grid fits: the accountant will say so at once
+            n, used = 0, scale
+        if used > scale * 1.0001:
+            tally.notes.append("capped")
+        return Estimate(tally.seconds, tally.peak, tally.grid, ""), n
+
+    def _attempt(self, pic: _Order, counts: tuple[int, ...], plan: Plan, extended: bool, sweep: int,
+                 tally: _Tally) -> int:
+        h = plan.h
+        cells = [r.cells(h) for r, k in zip(pic.rows, counts)]
+        for r, c in zip(pic.rows, cells):
+            if c > self.n_max:
+                raise GridTooLarge(c, self.n_max, r.span)  # before discretising: free
+        seconds = BUILD_S + sum(DISC_EDGE_S * r.edges(plan) + (DISC_CELL_S + CHECK_CELL_S) * c
+                                for r, c in zip(pic.rows, cells))
+        kept = 8.0 * sum(cells)
+        memory = DISC_BYTES * max(cells) + kept
+        width = pic.width(counts, plan.e_w)
+        n = fft_len(math.ceil(width / h) + 3, h, plan.agg_max)
+        band = pic.band(counts, n * h)
+        d_max = max(1, int(2 * plan.agg_max / h) + 1)
+        d = 1 << (d_max.bit_length() - 1)
+        banded = (n <= BAND_N_MAX and band is not None and band <= n // BAND_FRACTION
+                  and all(worth_it(n, max(1, int(band)), c) for c in cells) and n // min(d_max, n) <= self.n_max)
+        if banded:
+            seconds += sum(_band_seconds(n, band, c, extended) for c in cells)
+            memory = max(memory, kept + BAND_BYTES * max(cells))
+            out = n // d
+        elif n > self.n_max:
+            tally.add(seconds, memory)  # discretised, then found too large
+            raise GridTooLarge(n, self.n_max, width)
+        else:
+            rows = sum(1 for k in counts if k > 0)
+            seconds += rows * (RFFT_S * n * (LONG_RFFT if extended else 1.0)
+                               + POWER_S * n / 2 * (LONG_POWER if extended else 1.0)) + SCAN_S * n / 2
+            memory = max(memory, kept + (LONG_FFT_BYTES if extended else FFT_BYTES) * n)
+            out = n // (d if band is not None else 1)
+        seconds += (1 + sweep) * (IRFFT_S * out) + sweep * POWER_S * min(n / 2, band or n / 2)
+        memory = max(memory, kept + FINISH_BYTES * out)
+        tally.add(seconds, memory)
+        return n
+
+
+def _band_seconds(n: int, band: float, cells: int, extended: bool) -> float:
+    """band.low_dft of one row: block moments over the cells, then phases and sums over the
+    band and the blocks, (R + 1) Taylor terms each."""
+    b_size = max(1, min(cells, int(X_MAX * n / (math.pi * band))))
+    terms = _terms(math.pi * band * b_size / n)[0] + 1
+    moments = BAND_CELL_S * cells * (LONG_MOMENTS if extended else 1.0)
+    phases = BAND_PHASE_S * band * -(-cells // b_size) * (LONG_PHASES if extended else 1.0)
+    return terms * (moments + phases)
+
+
+def parallel(parts: Sequence[Estimate]) -> Estimate:
+    """Builds run side by side (the accountant's two orders): their peaks are counted as if
+    they coincided; time is counted one after the other (big grids take turns, compose.py)."""
+    total = ZERO
+    for p in parts:
+        total = total + p
+    return replace(total, bytes=sum(p.bytes for p in parts))
+
+
+def summarise(parts: Sequence[Estimate], eps_error: float, n_max: int) -> Estimate:
+    """Parts run one after the other; the reason names the grid the accuracy asks for and what
+    else dominates."""
+    total = ZERO
+    for p in parts:
+        total = total + p
+    if total.grid <= 0:
+        return total
+    why = f"accuracy {eps_error:g} needs a grid of {points(total.grid)} points"
+    if total.grid > n_max:
+        why += f", more than the {points(n_max)} allowed, so the grid is coarsened until it fits"
+    heavy = max(parts, key=lambda p: p.seconds)
+    if heavy.why and heavy.seconds > 0.3 * total.seconds:
+        why += f"; {heavy.why}"
+    return replace(total, why=why)
+
+
+def needs_long_double(delta: float, eps_error: float, k_total: int, n: int) -> bool:
+    """Whether epsilon(delta) will be recomputed in long double (accountant.epsilon): when the
+    float64 round-off of a K-fold power on n points (observed: 4 to 35 K u log2 n in delta on
+    DP-SGD grids; 32 is taken) is not small against delta * eps_error. On DP-SGD with
+    K = 14063 this says yes from delta 1e-7 down (observed: no at 1e-6, yes at 1e-8)."""
+    floor = 32 * k_total * 2.0 ** -53 * math.log2(max(n, 2)) + 1e-14
+    return floor > 0.5 * delta * eps_error
