@@ -125,10 +125,12 @@ def format_bytes(b: float) -> str:
 
 
 def points(n: float) -> str:
-    """A grid size in words: 2^27 for powers of two and above, else the number."""
-    if n < 1 << 20:
-        return f"{int(n):,}"
-    return f"2^{math.log2(n):.0f}"
+    """A number of grid points in words: 977 million, 4.3 billion."""
+    if n >= 1e9:
+        return f"{n / 1e9:.1f} billion"
+    if n >= 1e6:
+        return f"{n / 1e6:.0f} million" if n >= 1e7 else f"{n / 1e6:.1f} million"
+    return f"{int(n):,}"
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 Printed bounds are rounded outwards (``fmt_bound``): the upper bound shown is never below
 the computed one. While the inputs have changed since the shown result, the panel is
-greyed out and a banner says why (recomputing, or what to fix).
+greyed out and a banner says why (recomputing, or what to fix). Above it, the cost prompt
+asks before a costly computation starts (cost_prompt.py).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
                                QVBoxLayout, QWidget)
 
 from ..accounting.certified import CertifiedUpper
+from .cost_prompt import CostPrompt
 from .fmt import fmt, fmt_bound
 from .widgets import ERROR_COLOR, WARN_COLOR
 
@@ -46,6 +48,9 @@ class ResultsPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(3)
+        #: shown in place of a computation too costly to start unasked (compute_view.py)
+        self.prompt = CostPrompt()
+        lay.addWidget(self.prompt)
         self.banner = QLabel("")
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
