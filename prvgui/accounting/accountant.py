@@ -267,21 +267,26 @@ class Accountant:
         single = self.screen and not curves and len(self.orders) > 1
         done: set = set()
 
-        def builds(level: float, extended: bool) -> tuple[Estimate, int]:
+        def builds(level: float, extended: bool) -> tuple[Estimate, int, int]:
             """The missing sides of a query at one level, built side by side (``_deciding``)."""
             keys = [(o, level, extended, single and i > 0) for i, o in enumerate(self.orders)]
             got = [model.build(o, lvl, ext, SCREEN if sc else 1.0) for o, lvl, ext, sc in keys
                    if (o, lvl, ext, sc) not in done]
             done.update(keys)
-            return parallel([e for e, _ in got]), max((n for _, n in got), default=0)
+            return (parallel([e for e, _, _ in got]), max((n for _, n, _ in got), default=0),
+                    max((out for _, _, out in got), default=0))
 
         parts = []
         if delta is not None and (curves or not closed):
-            est, n = builds(error_level(delta), False)
+            level = error_level(delta)
+            est, n, out = builds(level, False)
             parts.append(est)
-            if not closed and needs_long_double(delta, self.eps_error, self.total_count, n):
-                parts.append(replace(builds(error_level(delta) * 1e-3, True)[0], why=(
+            if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
+                parts.append(replace(builds(level * 1e-3, True)[0], why=(
                     f"at delta {delta:g} float64 round-off matters, so it is composed again in long double")))
+            if curves and model.profile_reaches_far_end(self.orders[0], delta, level):
+                parts.append(replace(builds(level, True)[0], why=(
+                    "the privacy profile's far end is redone in long double")))
         if epsilon is not None and not closed:
             parts.append(builds(1e-12, False)[0])
         if steps is not None:

@@ -15,10 +15,11 @@ window (window.py, whose width does not depend on the mesh) and the band limit
 (band.band_limit: in loss units it does not depend on the mesh either). That costs a few
 milliseconds per order of the pair and composes nothing.
 
-It is a warning, not a certificate: the figures are for an unloaded machine, rebuilds that
-depend on the answer (the privacy profile's long-double rebuild when its far end is small,
-the delta query's refinement at a smaller error level) are not counted, and two orders
-built side by side are counted one after the other.
+It is a warning, not a certificate: the figures are for an unloaded machine; the rebuilds
+that depend on the answer are predicted by rule (``needs_long_double`` for epsilon's
+long-double retry, ``CostModel.profile_reaches_far_end`` for the privacy profile's), except
+the delta query's refinement at a smaller error level, which is not counted; two orders
+built side by side are counted one after the other (their memory as if at the same time).
 
 Calibration (measured on the development machine, 2 cores shared with other jobs, numpy
 pocketfft, float64 unless said; benchmarks/bench_cost.py repeats it; best of 3):
@@ -39,7 +40,7 @@ pocketfft, float64 unless said; benchmarks/bench_cost.py repeats it; best of 3):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -64,12 +65,13 @@ RFFT_S, POWER_S, IRFFT_S, SCAN_S = 50e-9, 150e-9, 100e-9, 15e-9
 BAND_CELL_S, BAND_PHASE_S = 0.7e-9, 5e-9
 #: long double against float64: transforms, powers, the band path's moments and phases
 LONG_RFFT, LONG_POWER, LONG_MOMENTS, LONG_PHASES = 7.0, 10.0, 3.0, 7.0
-#: fixed cost of one composition (PRVs, tail searches, certificate) and of a view's extras
-#: (the comparison accountants, curves read from the profiles)
-BUILD_S, VIEW_S = 0.03, 0.3
-#: peak bytes per discretised cell, per grid point (FFT path; long double), per output point
-#: of the inverse transform, per cell on the band path
-DISC_BYTES, FFT_BYTES, LONG_FFT_BYTES, FINISH_BYTES, BAND_BYTES = 70, 48, 84, 32, 32
+#: fixed cost of one composition (PRVs, tail searches, the band test's loops, certificate) and
+#: of a view's extras (the comparison accountants, curves read from the profiles)
+BUILD_S, VIEW_S = 0.08, 0.3
+#: peak resident bytes per discretised cell and per cell edge; per grid point on the FFT path
+#: (float64, long double); per output point of the inverse transform; per cell on the band path
+DISC_CELL_BYTES, DISC_EDGE_BYTES = 24, 50
+FFT_BYTES, LONG_FFT_BYTES, FINISH_BYTES, BAND_BYTES = 24, 40, 32, 32
 #: the coarse discretisation behind the estimate: cells of the widest row; the band test's
 #: grid over the window (a finer one when that finds no band)
 COARSE_CELLS, BAND_GRIDS = 4096, (1 << 13, 1 << 15)
@@ -138,7 +140,8 @@ class _Tally:
     seconds: float = 0.0
     peak: float = 0.0
     grid: int = 0
-    notes: list[str] = field(default_factory=list)
+    #: points of the last grid's (decimated) inverse transform
+    out: int = 0
 
     def add(self, seconds: float, memory: float) -> None:
         self.seconds += seconds
@@ -191,13 +194,17 @@ class _Order:
         self._bands: dict = {}
         self._band_rows: dict = {}
 
-    def width(self, counts: tuple[int, ...], mass: float) -> float:
+    def window(self, counts: tuple[int, ...], mass: float) -> tuple[float, float]:
+        """The composition's Chernoff window with ``mass`` outside (window.py)."""
         key = (counts, mass)
         if key not in self._windows:
             rows = [(r.prepared, k) for r, k in zip(self.rows, counts) if k > 0]
-            lo, hi, _ = choose_window(rows, mass) if rows else (0.0, 0.0, 0.0)
-            self._windows[key] = hi - lo
+            self._windows[key] = choose_window(rows, mass)[:2] if rows else (0.0, 0.0)
         return self._windows[key]
+
+    def width(self, counts: tuple[int, ...], mass: float) -> float:
+        lo, hi = self.window(counts, mass)
+        return hi - lo
 
     def band(self, counts: tuple[int, ...], width: float) -> float | None:
         """The band limit in frequencies of a circle ``width`` long (None: no band found)."""
@@ -257,17 +264,17 @@ class CostModel:
 
     def build(self, order: str, err: float, extended: bool = False, scale: float = 1.0,
               counts: tuple[int, ...] | None = None, sweep: int = 0) -> tuple[Estimate, int]:
-        """The cost of one composition of ``order`` at error level ``err`` (and the grid it ends
-        on). ``counts`` overrides the rows' counts; ``sweep`` > 0 adds that many counts read
-        from it (the steps curve)."""
+        """The cost of one composition of ``order`` at error level ``err``, the grid it ends on
+        and the length of its (decimated) inverse transform. ``counts`` overrides the rows'
+        counts; ``sweep`` > 0 adds that many counts read from it (the steps curve)."""
         prvs = self.orders[order]
         if not prvs:
-            return ZERO, 0
+            return ZERO, 0, 0
         pic = self.picture(order)
         counts = tuple(k for _, k in prvs) if counts is None else counts
         k_total = sum(counts)
         if k_total == 0:
-            return ZERO, 0
+            return ZERO, 0, 0
         tally = _Tally()
         plan0 = make_plan(self.eps_error, 1.0, k_total, err)
         tally.grid = max(int(pic.width(counts, plan0.e_w) / plan0.h), *(r.cells(plan0.h) for r in pic.rows))
@@ -276,12 +283,22 @@ class CostModel:
             return self._attempt(pic, counts, make_plan(self.eps_error, s, k_total, err), extended,
                                  sweep, tally)
         try:
-            n, used = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale)
+            n = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale)[0]
         except MemoryError:  # no grid fits: the accountant will say so at once
-            n, used = 0, scale
-        if used > scale * 1.0001:
-            tally.notes.append("capped")
-        return Estimate(tally.seconds, tally.peak, tally.grid, ""), n
+            n = 0
+        return Estimate(tally.seconds, tally.peak, tally.grid, ""), n, tally.out
+
+    def profile_reaches_far_end(self, order: str, delta: float, err: float) -> bool:
+        """Whether the privacy profile (epsilon up to 1.5 times epsilon(delta)) ends inside the
+        composition's window, where its smallest delta is positive: then compute() redoes the
+        profile in long double (accountant._delta_curve). epsilon(delta) is at most the
+        Chernoff bound on the delta-quantile of the loss (delta(eps) <= P(L > eps))."""
+        prvs = self.orders[order]
+        if not prvs:
+            return False
+        pic = self.picture(order)
+        counts = tuple(k for _, k in prvs)
+        return 1.5 * max(pic.window(counts, 2 * delta)[1], 1.0) < pic.window(counts, err / 4)[1]
 
     def _attempt(self, pic: _Order, counts: tuple[int, ...], plan: Plan, extended: bool, sweep: int,
                  tally: _Tally) -> int:
@@ -293,7 +310,7 @@ class CostModel:
         seconds = BUILD_S + sum(DISC_EDGE_S * r.edges(plan) + (DISC_CELL_S + CHECK_CELL_S) * c
                                 for r, c in zip(pic.rows, cells))
         kept = 8.0 * sum(cells)
-        memory = DISC_BYTES * max(cells) + kept
+        memory = kept + max(DISC_CELL_BYTES * c + DISC_EDGE_BYTES * r.edges(plan) for r, c in zip(pic.rows, cells))
         width = pic.width(counts, plan.e_w)
         n = fft_len(math.ceil(width / h) + 3, h, plan.agg_max)
         band = pic.band(counts, n * h)
@@ -317,6 +334,7 @@ class CostModel:
         seconds += (1 + sweep) * (IRFFT_S * out) + sweep * POWER_S * min(n / 2, band or n / 2)
         memory = max(memory, kept + FINISH_BYTES * out)
         tally.add(seconds, memory)
+        tally.out = out
         return n
 
 
@@ -349,17 +367,21 @@ def summarise(parts: Sequence[Estimate], eps_error: float, n_max: int) -> Estima
         return total
     why = f"accuracy {eps_error:g} needs a grid of {points(total.grid)} points"
     if total.grid > n_max:
-        why += f", more than the {points(n_max)} allowed, so the grid is coarsened until it fits"
+        why += (f", more than the {points(n_max)} allowed: the grid is coarsened until it fits "
+                "and the bracket comes out wider than asked")
     heavy = max(parts, key=lambda p: p.seconds)
     if heavy.why and heavy.seconds > 0.3 * total.seconds:
         why += f"; {heavy.why}"
     return replace(total, why=why)
 
 
-def needs_long_double(delta: float, eps_error: float, k_total: int, n: int) -> bool:
+def needs_long_double(delta: float, eps_error: float, k_total: int, n: int, out: int) -> bool:
     """Whether epsilon(delta) will be recomputed in long double (accountant.epsilon): when the
-    float64 round-off of a K-fold power on n points (observed: 4 to 35 K u log2 n in delta on
-    DP-SGD grids; 32 is taken) is not small against delta * eps_error. On DP-SGD with
-    K = 14063 this says yes from delta 1e-7 down (observed: no at 1e-6, yes at 1e-8)."""
-    floor = 32 * k_total * 2.0 ** -53 * math.log2(max(n, 2)) + 1e-14
+    float64 round-off is not small against delta * eps_error. The round-off is that of the
+    K-fold powers (observed: 4 to 35 K u log2 n in delta on DP-SGD grids; 32 is taken) plus
+    the inverse transform's noise floor over its ``out`` points (observed: 0.01 to 0.9 u out
+    for Laplace rows; 0.5 is taken). On DP-SGD with K = 14063 this says yes from delta 1e-7
+    down (observed: no at 1e-6, yes at 1e-8)."""
+    u = 2.0 ** -53
+    floor = 32 * k_total * u * math.log2(max(n, 2)) + 0.5 * u * out + 1e-14
     return floor > 0.5 * delta * eps_error

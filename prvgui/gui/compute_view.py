@@ -133,7 +133,10 @@ class ComputeView(QObject):
             self.w.results.set_stale("Out of date: the new settings wait for “Compute anyway”.")
             self._plots_stale()
         else:
-            self.w.results.clear("Not computed yet: the settings wait for “Compute anyway” above.")
+            waiting = "Not computed yet: the settings wait for “Compute anyway” above the results."
+            self.w.results.clear(waiting)
+            for tab in self.w.plots.values():
+                tab.clear(waiting)
 
     def _on_result(self, result, snapshot) -> None:
         w = self.w

@@ -9,8 +9,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 from ..accounting.cost import Estimate
 from .widgets import WARN_COLOR
 
-ADVICE = ("A larger accuracy (ε error) or a larger δ is quicker; results at the current "
-          "settings stay out of date until then.")
+ADVICE = "A larger accuracy value (ε error) is quicker."
 
 
 def reason_text(why: str) -> str:
