@@ -61,7 +61,8 @@ if mode == "window":
     t = time.perf_counter(); est = vm.estimate(req); t_est = time.perf_counter() - t
     t = time.perf_counter(); vm.compute(req); took = time.perf_counter() - t
 else:
-    t = time.perf_counter(); est = Accountant(rows, eps_error).estimate(delta=delta); t_est = time.perf_counter() - t
+    t = time.perf_counter(); est = Accountant(rows, eps_error).estimate(delta=delta)
+    t_est = time.perf_counter() - t
     t = time.perf_counter(); Accountant(rows, eps_error).epsilon(delta); took = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"est_s": est.seconds, "est_b": est.bytes, "grid": est.grid, "why": est.why,
@@ -122,12 +123,13 @@ def primitives() -> None:
             if ext and n > 1 << 22:
                 continue
             spec, _ = compose.row_spectrum(d, n, ext)
-            print(f"n = {n}, long double {ext}: transform {1e9 * best(compose.row_spectrum, d, n, ext) / n:.0f} "
-                  f"ns/point, power {1e9 * best(compose.power, spec, 3) / (n / 2):.0f} ns/coefficient, "
-                  f"peak {peak(compose.row_spectrum, d, n, ext) / n:.0f} + {peak(compose.power, spec, 3) / n:.0f} "
-                  "B/point")
+            t_rs, t_pw = best(compose.row_spectrum, d, n, ext), best(compose.power, spec, 3)
+            m_rs, m_pw = peak(compose.row_spectrum, d, n, ext), peak(compose.power, spec, 3)
+            print(f"n = {n}, long double {ext}: transform {1e9 * t_rs / n:.0f} ns/point, power "
+                  f"{1e9 * t_pw / (n / 2):.0f} ns/coefficient, peak {m_rs / n:.0f} + {m_pw / n:.0f} B/point")
         spec = np.fft.rfft(d.pmf, n)
-        print(f"n = {n}: inverse transform and window read {1e9 * best(compose.finish, spec, n, 0, 0, 1e-4, 0.0, 0.0, 1e-12, 1e-12, 0.0) / n:.0f} ns/point")
+        t_fin = best(compose.finish, spec, n, 0, 0, 1e-4, 0.0, 0.0, 1e-12, 1e-12, 0.0)
+        print(f"n = {n}: inverse transform and window read {1e9 * t_fin / n:.0f} ns/point")
 
 
 def main() -> None:

@@ -142,9 +142,18 @@ class OverLimit(Exception):
     """The estimated cost is over a --max-seconds or --max-memory limit."""
 
 
-def _check_cost(est, args) -> None:
-    """Print the estimate when it is large; raise OverLimit when it is over a limit."""
+def _check_cost(estimate, args) -> None:
+    """Print the estimate (``estimate()``) when it is large; raise OverLimit when it is over a
+    limit. An estimate that fails says so and lets the work go ahead (the work reports its own
+    errors)."""
     from .accounting.cost import format_bytes
+    try:
+        est = estimate()
+    except (ArithmeticError, MemoryError, ValueError) as exc:
+        print(f"prvgui: could not estimate the cost ({exc}); computing anyway", file=sys.stderr)
+        return
+    if not est.fits:
+        return  # the work fails at once with a message that says why
     over = []
     if args.max_seconds is not None and est.seconds > args.max_seconds:
         over.append(f"--max-seconds {args.max_seconds:g}")
@@ -168,7 +177,7 @@ def _query(args, want_eps: bool) -> int:
     comp, delta, err, rows = _inputs(args)
     x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")
     acc = api.accountant(comp, err)
-    _check_cost(acc.estimate(delta=x) if want_eps else acc.estimate(epsilon=x), args)
+    _check_cost(lambda: acc.estimate(delta=x) if want_eps else acc.estimate(epsilon=x), args)
     b = acc.epsilon(x) if want_eps else acc.delta(x)
     comps = (compare_epsilon if want_eps else compare_delta)(rows, x)
     best = best_upper(b.upper, comps, want_eps)
@@ -216,7 +225,7 @@ def _run_curve(args) -> int:
                   tradeoff_points=(points or 201) if args.kind == "tradeoff" else 0,
                   steps_row=steps_row, steps_points=points or 50,
                   want_pld=args.kind == "pld")
-    _check_cost(estimate(req), args)
+    _check_cost(lambda: estimate(req), args)
     res = compute(req)
     atomic_write(args.out, curve_csv_text(res, args.kind, doc))
     return 0

@@ -170,11 +170,28 @@ MID = [
 ]
 
 
+def machine_slowdown() -> float:
+    """How much slower than the calibration this machine runs now (other jobs on a shared
+    machine): a row transform of 2^22 points against cost.RFFT_S, best of 3."""
+    from prvgui.accounting import cost
+    from prvgui.accounting.discretize import DiscretePRV
+    n = 1 << 22
+    d = DiscretePRV(np.full(n // 2, 2.0 / n), 0, 1e-4, 0.0, 0.0, 0.0, 0.0, centre=n // 4)
+    best = math.inf
+    for _ in range(3):
+        t = time.perf_counter()
+        compose_mod.row_spectrum(d, n)
+        best = min(best, time.perf_counter() - t)
+    return max(1.0, best / (cost.RFFT_S * n))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("rows,eps_error,delta", MID)
 def test_estimate_is_within_a_factor_3_of_the_measured_time(rows, eps_error, delta):
     e = Accountant(rows, eps_error).estimate(delta=delta)
+    slow = machine_slowdown()
     t = time.perf_counter()
     Accountant(rows, eps_error).epsilon(delta)
     took = time.perf_counter() - t
-    assert 1 / 3 < e.seconds / took < 3, (e, took)
+    slow = (slow + machine_slowdown()) / 2
+    assert 1 / 3 < e.seconds / (took / slow) < 3, (e, took, slow)

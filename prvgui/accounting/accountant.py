@@ -71,10 +71,9 @@ class _Joint:
             return None
 
         def report(f: float) -> None:
-            with self.lock:
-                self.done[i] = f
-                total = sum(self.done) / len(self.done)
-            self.progress(total)
+            with self.lock:  # reported in the order computed: the total never goes back
+                self.done[i] = max(self.done[i], f)
+                self.progress(sum(self.done) / len(self.done))
         return report
 
 
@@ -130,6 +129,7 @@ class Accountant:
         self._lock = threading.Lock()
         #: delta -> error level behind the answer given for it
         self._used: dict[float, float] = {}
+        self._prvs: dict[str, list] = {}
 
     # ------------------------------------------------------------ building
     @property
@@ -206,9 +206,16 @@ class Accountant:
         other = self._side(second, err, progress, extended)
         return [(one, got), (other, query(other.profile))]
 
+    def _order_prvs(self, order: str) -> list:
+        """The rows' PRVs in one order, with their counts (made once: the estimate and every
+        build of this accountant share them)."""
+        if order not in self._prvs:
+            self._prvs[order] = _rows_prvs(self.rows, order, self.neighbouring)
+        return self._prvs[order]
+
     def _build(self, order: str, err: float, progress=None, extended: bool = False,
                screen: bool = False) -> _Side:
-        prvs = _rows_prvs(self.rows, order, self.neighbouring)
+        prvs = self._order_prvs(order)
         if not prvs:
             return _Side(None, {"trivial": True})
         k_total = sum(k for _, k in prvs)
@@ -234,7 +241,8 @@ class Accountant:
                   extended: bool = False) -> _Side:
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
         discs = discretize_rows(prvs, plan, self.n_max, self.cancel, _scaled(progress, 0.0, DISCRETIZE_SHARE))
-        composed = compose(discs, plan.e_w, cancel=self.cancel, progress=_scaled(progress, DISCRETIZE_SHARE, 1.0),
+        composed = compose(discs, plan.e_w, cancel=self.cancel,
+                           progress=_scaled(progress, DISCRETIZE_SHARE, 1.0),
                            n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
         prof, budget = certify(composed, discs, plan)
         return _Side(prof, {"order": order, **budget, "long_double": extended})
@@ -262,7 +270,7 @@ class Accountant:
             return ZERO
         closed = self.closed_forms and closed_form_applies(self.rows)
         levels = ([error_level(delta) * 1e-3] if delta is not None else []) + [1e-12]
-        model = CostModel({o: _rows_prvs(self.rows, o, self.neighbouring) for o in self.orders},
+        model = CostModel({o: self._order_prvs(o) for o in self.orders},
                           self.eps_error, self.n_max, min(levels))
         single = self.screen and not curves and len(self.orders) > 1
         done: set = set()

@@ -90,20 +90,25 @@ class Estimate:
     bytes: float
     grid: int = 0
     why: str = ""
+    #: False when no grid can hold the composition at any accuracy: the work will fail (after
+    #: ``seconds``) with a message that says so
+    fits: bool = True
 
     def exceeds(self, seconds: float | None = None, memory: float | None = None) -> bool:
-        """Whether the estimate is above either limit (None: no limit)."""
-        return (seconds is not None and self.seconds > seconds) or \
-            (memory is not None and self.bytes > memory)
+        """Whether the estimate is above either limit (None: no limit); never for work that
+        will fail (``fits`` False), whose own message says more."""
+        return self.fits and ((seconds is not None and self.seconds > seconds)
+                              or (memory is not None and self.bytes > memory))
 
     def describe(self) -> str:
-        """``about 45 s and 2.1 GB``."""
-        return f"about {format_seconds(self.seconds)} and {format_bytes(self.bytes)}"
+        """``about 45 s and 2.1 GB`` (``under a second and 12.0 MB``)."""
+        time = format_seconds(self.seconds)
+        return f"{time if time.startswith('under') else 'about ' + time} and {format_bytes(self.bytes)}"
 
     def __add__(self, other: "Estimate") -> "Estimate":
         why = self.why if self.seconds >= other.seconds else other.why
         return Estimate(self.seconds + other.seconds, max(self.bytes, other.bytes),
-                        max(self.grid, other.grid), why)
+                        max(self.grid, other.grid), why, self.fits and other.fits)
 
 
 ZERO = Estimate(0.0, 0.0)
@@ -284,8 +289,8 @@ class CostModel:
                                  sweep, tally)
         try:
             n = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale)[0]
-        except MemoryError:  # no grid fits: the accountant will say so at once
-            n = 0
+        except MemoryError:  # no grid fits: the accountant will say so
+            return Estimate(tally.seconds, tally.peak, tally.grid, "", fits=False), 0, 0
         return Estimate(tally.seconds, tally.peak, tally.grid, ""), n, tally.out
 
     def profile_reaches_far_end(self, order: str, delta: float, err: float) -> bool:
@@ -310,14 +315,17 @@ class CostModel:
         seconds = BUILD_S + sum(DISC_EDGE_S * r.edges(plan) + (DISC_CELL_S + CHECK_CELL_S) * c
                                 for r, c in zip(pic.rows, cells))
         kept = 8.0 * sum(cells)
-        memory = kept + max(DISC_CELL_BYTES * c + DISC_EDGE_BYTES * r.edges(plan) for r, c in zip(pic.rows, cells))
-        width = pic.width(counts, plan.e_w)
+        memory = kept + max(DISC_CELL_BYTES * c + DISC_EDGE_BYTES * r.edges(plan)
+                            for r, c in zip(pic.rows, cells))
+        # (a floor for degenerate coarse rows whose mass sits in a cell or two)
+        width = max(pic.width(counts, plan.e_w), max(r.span for r, k in zip(pic.rows, counts) if k > 0))
         n = fft_len(math.ceil(width / h) + 3, h, plan.agg_max)
         band = pic.band(counts, n * h)
         d_max = max(1, int(2 * plan.agg_max / h) + 1)
         d = 1 << (d_max.bit_length() - 1)
         banded = (n <= BAND_N_MAX and band is not None and band <= n // BAND_FRACTION
-                  and all(worth_it(n, max(1, int(band)), c) for c in cells) and n // min(d_max, n) <= self.n_max)
+                  and all(worth_it(n, max(1, int(band)), c) for c in cells)
+                  and n // min(d_max, n) <= self.n_max)
         if banded:
             seconds += sum(_band_seconds(n, band, c, extended) for c in cells)
             memory = max(memory, kept + BAND_BYTES * max(cells))
@@ -363,6 +371,8 @@ def summarise(parts: Sequence[Estimate], eps_error: float, n_max: int) -> Estima
     total = ZERO
     for p in parts:
         total = total + p
+    if not total.fits:
+        return replace(total, why="no grid can hold this composition's privacy loss at any accuracy")
     if total.grid <= 0:
         return total
     why = f"accuracy {eps_error:g} needs a grid of {points(total.grid)} points"

@@ -11,6 +11,7 @@ each row's power on the FFT path, chunk by chunk), with fractions that never dec
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -147,14 +148,16 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     cancel_fn = _cancel_fn(cancel)
     rows = list(request.rows)
 
-    shown = [0.0]  # the fraction reported never goes back (a coarsened grid starts over)
+    shown, lock = [0.0], threading.Lock()  # the fraction never goes back (a coarsened grid starts
+    # over; the two orders of the pair report from two threads)
 
     def step(frac: float, text: str) -> None:
         if cancel_fn is not None and cancel_fn():
             raise Cancelled("computation cancelled")
         if progress is not None:
-            shown[0] = max(shown[0], frac)
-            progress(shown[0], text)
+            with lock:
+                shown[0] = max(shown[0], frac)
+                progress(shown[0], text)
 
     curves = _wants_curves(request)
     acc = Accountant(rows, request.eps_error, request.neighbouring, cancel=cancel_fn, screen=not curves)

@@ -30,7 +30,8 @@ class CostPrompt(QFrame):
         super().__init__(parent)
         self.setObjectName("costPrompt")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setStyleSheet("#costPrompt { background: #fff6dc; border: 1px solid #e0c36c; border-radius: 4px; }")
+        self.setStyleSheet("#costPrompt { background: #fff6dc; border: 1px solid #e0c36c; "
+                           "border-radius: 4px; }")
         self.estimate: Estimate | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 6, 8, 6)

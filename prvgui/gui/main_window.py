@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
-from PySide6.QtWidgets import QApplication, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QApplication, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from ..accounting.view_model import Request
 from ..accounting.mechanisms import DPSGD_KIND

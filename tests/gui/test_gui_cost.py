@@ -113,7 +113,8 @@ def test_the_progress_bar_moves_during_a_composition(qtbot, window, monkeypatch)
     values = []
     window.progress.valueChanged.connect(values.append)
     rows = [RowSpec("laplace", {"scale": 10.0, "sensitivity": 1.0}, 50, "counts"),
-            RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0}, 300, "sgd")]
+            RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0}, 300,
+                    "sgd")]
     with qtbot.waitSignal(window.recomputer.result_ready, timeout=RESULT_TIMEOUT):
         window.doc.reset(rows, "add_remove", Targets(1e-6, 1.0, 1e-2))
     composing = [v for v in values if 20 < v < 420]  # the bar's 2% to 42%: epsilon at delta
