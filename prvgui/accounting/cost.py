@@ -21,21 +21,31 @@ long-double retry, ``CostModel.profile_reaches_far_end`` for the privacy profile
 the delta query's refinement at a smaller error level, which is not counted; two orders
 built side by side are counted one after the other (their memory as if at the same time).
 
-Calibration (measured on the development machine, 2 cores shared with other jobs, numpy
-pocketfft, float64 unless said; benchmarks/bench_cost.py repeats it; best of 3):
+Calibration, measured on the development machine (2 cores shared with other jobs: load
+average 3 to 11 during the runs, so the best of 3 is taken), numpy's pocketfft, float64 unless
+said; ``python benchmarks/bench_cost.py --primitives`` repeats the stage timings:
 
-* discretising, subsampled Gaussian: 90-170 ns per cell with every cell an edge; with coarse
-  tails (342k edges for 2.0M cells) 91 ns per cell, which splits as ~95 ns per cdf edge plus
-  ~60 ns per cell of array work. Gaussian and Laplace cells cost about the same. Peak
-  65-73 bytes per cell.
-* FFT path, per point of the grid: the row's transform 29-50 ns (long double 220-480 ns, x7);
-  the power X^k 75-200 ns per coefficient, i.e. per 2 points (long double x10); the
-  inverse transform and window read 50-170 ns per point of the (decimated) output. Peak
-  about 48 bytes per point (the row's 16, the power's 32), 84 in long double.
-* band path: ~6 ns per cell and Taylor term (low_dft; long double x7), and 10-130 ns per cell
-  for the band test (band_limit), which also runs where the band path is then not taken.
-* a steps curve: per count one inverse transform of the decimated grid and a power on the
-  band.
+* discretising, subsampled Gaussian (sigma 1.1, q 0.0043): 168 ns per cell with every cell an
+  edge (2.0M cells); with coarse tails (342k edges for 2.0M cells) 91 ns per cell, which
+  splits as ~95 ns per cdf edge plus ~65 ns per cell of array work (sigma 0.8, q 0.01 at
+  load 8: 280 + 76). Gaussian and Laplace cells cost about the same. Peak 65 to 73 allocated
+  bytes per cell (tracemalloc), but resident memory grows by ~24 bytes per cell and ~50 per
+  edge (the zeroed cell array is only touched where there is mass): two orders of 22.6M
+  cells and 4.8M edges each peaked at 1.27 to 1.42 GB.
+* FFT path, per grid point: the row's transform 29 to 50 ns (long double 220 to 480 ns: x7);
+  the power X^k 75 to 200 ns per coefficient, i.e. per 2 points (long double x7 to x16: x10
+  is taken); the inverse transform and window read 50 to 170 ns per output point. The row's
+  transform holds 16 bytes per point (32 in long double), the chunked power 10 to 22 more.
+* band path: 0.7 ns per cell and Taylor term for the block moments (22.6M cells, 18 terms:
+  0.27 s; long double 0.72 s) and 5 ns per frequency, block and term for the sums (band 1749,
+  2685 blocks: 0.46 s; long double 3.9 s, x7 to x8); the band test, 10 to 130 ns per cell.
+
+End to end (``python benchmarks/bench_cost.py``: estimate / measured seconds, each in a fresh
+process, at load 4 to 11): DP-SGD eps_error 1e-6 12 s / 20 to 26 s, delta 1e-300 8.5 s / 12.5
+to 51 s, sigma 0.1 6.6 s / 8 to 16 s, count 10^9 6.8 s / 13 to 67 s, eps_error 1e-4 4.3 s /
+7.8 to 10 s; a whole window request (curves and the steps curve) at eps_error 1e-6 3 to 4 min
+/ 170 s. The measured times grow with the load; at the lighter loads the ratio lies within
+0.3 to 2.3 on every case.
 """
 from __future__ import annotations
 

@@ -96,8 +96,9 @@ class ComputeView(QObject):
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
         self.cancel_button.setEnabled(state in ("pending", "running"))
-        if state != "waiting":
+        if state != "waiting" and self.prompt.isVisibleTo(self.w.results):
             self.prompt.dismiss()
+            self._after_prompt(state)
         if state == "running":
             self.progress.setValue(0)
             self._estimate_text = ""
@@ -110,6 +111,18 @@ class ComputeView(QObject):
             self.set_status("Cancelling…")
         else:
             self._clock.stop()
+
+    def _after_prompt(self, state: str) -> None:
+        """The prompt's words in the results and plots give way to what happens instead."""
+        w = self.w
+        if state != "running" and state != "pending":
+            return  # cancelled: _on_cancelled says so
+        if w.last_result is not None:
+            w.results.set_stale("Recomputing…")
+            return
+        w.results.clear("Computing… (progress in the status bar)")
+        for tab in w.plots.values():
+            tab.clear("Computing…")
 
     def _tick(self) -> None:
         self.elapsed.setText(f"{self.recomputer.elapsed():.1f} s")
@@ -133,10 +146,9 @@ class ComputeView(QObject):
             self.w.results.set_stale("Out of date: the new settings wait for “Compute anyway”.")
             self._plots_stale()
         else:
-            waiting = "Not computed yet: the settings wait for “Compute anyway” above the results."
-            self.w.results.clear(waiting)
+            self.w.results.clear("Not computed yet: the settings wait for “Compute anyway” above.")
             for tab in self.w.plots.values():
-                tab.clear(waiting)
+                tab.clear("Not computed yet (see the note above the results).")
 
     def _on_result(self, result, snapshot) -> None:
         w = self.w
@@ -175,6 +187,10 @@ class ComputeView(QObject):
 
     def _on_cancelled(self) -> None:
         self.set_status("Cancelled. Edit anything or press F5 to compute again.")
-        if self.w.last_result is not None:
+        if self.w.last_result is None and len(self.w.doc):
+            self.w.results.clear("Not computed: cancelled. Edit anything or press F5 to compute.")
+            for tab in self.w.plots.values():
+                tab.clear("Not computed (cancelled).")
+        elif self.w.last_result is not None:
             self.w.results.set_stale("Out of date: the computation was cancelled (F5 computes again).")
             self._plots_stale()
