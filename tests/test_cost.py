@@ -151,6 +151,20 @@ def test_compute_reports_increasing_fractions(monkeypatch):
     assert fractions[-1] == 1.0
 
 
+def test_the_band_path_reports_progress_by_chunks(monkeypatch):
+    from prvgui.accounting import band as band_mod
+    monkeypatch.setattr(band_mod, "DFT_CHUNK", 1 << 10)
+    calls = []
+    low_dft = compose_mod.low_dft
+    monkeypatch.setattr(compose_mod, "low_dft", lambda *a, **k: calls.append(1) or low_dft(*a, **k))
+    seen = []
+    acc = Accountant(dpsgd(), 0.01, screen=False)
+    acc.epsilon(1e-5, progress=seen.append)
+    assert calls  # DP-SGD at 14063 steps takes the band path
+    inner = sorted({f for f in seen if 0 < f < acc_mod.FIRST_PASS_SHARE})
+    assert len(inner) > 10 and seen == sorted(seen)
+
+
 def test_chunked_power_matches_one_pass(monkeypatch):
     rng = np.random.default_rng(1)
     spec = np.fft.rfft(rng.random(5000) / 2500)

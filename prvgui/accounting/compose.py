@@ -314,7 +314,7 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     n_hi = math.ceil((hi - offset) / h) + 1
     n = fft_len(n_hi - n_lo + 1, h, agg_max)
     check_cancel(cancel)
-    banded = _banded(rows, n, h, agg_max, n_max, extended, cancel)
+    banded = _banded(rows, n, h, agg_max, n_max, extended, cancel, progress)
     if banded is not None:
         spectrum, n0, coef_err = banded
         out = finish(spectrum, n, n0, n_lo, h, offset, inf_mass, coef_err, win_err, agg_max)
@@ -369,11 +369,14 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
 
 
 def banded_rows(rows: list[tuple[DiscretePRV, int]], n: int, band: int, extended: bool,
-                cancel: Callable[[], bool] | None = None) -> list[tuple[np.ndarray, int, float]]:
-    """band.low_dft of each row: (X on the band, grid index of position 0, absolute error)."""
+                cancel: Callable[[], bool] | None = None,
+                progress: Callable[[float], None] | None = None) -> list[tuple[np.ndarray, int, float]]:
+    """band.low_dft of each row: (X on the band, grid index of position 0, absolute error);
+    ``progress`` hears the fraction done (each row one part, its band chunk by chunk)."""
     out = []
-    for d, _ in rows:
-        out.append(low_dft(d, n, band, extended))
+    for i, (d, _) in enumerate(rows):
+        part = None if progress is None else (lambda f, i=i: progress((i + f) / len(rows)))
+        out.append(low_dft(d, n, band, extended, part))
         check_cancel(cancel)
     return out
 
@@ -410,10 +413,10 @@ def choose_band(rows: list[tuple[DiscretePRV, int]], n: int, h: float, agg_max: 
     return band
 
 
-def _banded(rows, n: int, h: float, agg_max: float, n_max: int, extended: bool, cancel):
+def _banded(rows, n: int, h: float, agg_max: float, n_max: int, extended: bool, cancel, progress=None):
     """The composed band-limited spectrum from band.low_dft when choose_band allows, else None."""
     band = choose_band(rows, n, h, agg_max, n_max)
     if band is None:
         return None
-    specs = banded_rows(rows, n, band, extended, cancel)
+    specs = banded_rows(rows, n, band, extended, cancel, progress)
     return banded_product([(sp, k) for sp, (_, k) in zip(specs, rows)])
