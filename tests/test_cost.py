@@ -90,7 +90,9 @@ def test_view_model_estimate_covers_a_window_request():
 
 
 @pytest.mark.parametrize("bad,field", [(dict(delta=2.0), "delta"), (dict(delta=float("nan")), "delta"),
-                                       (dict(epsilon=-1.0), "epsilon")])
+                                       (dict(epsilon=-1.0), "epsilon"),
+                                       (dict(steps=(3, [1, 2])), "row index"),
+                                       (dict(steps=(0, [-1, 2])), "counts")])
 def test_bad_input_names_the_field(bad, field):
     with pytest.raises(ValueError, match=field):
         Accountant(dpsgd()).estimate(**bad)

@@ -240,7 +240,8 @@ class Accountant:
     def _build_at(self, prvs, order: str, err: float, scale: float, progress,
                   extended: bool = False) -> _Side:
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
-        discs = discretize_rows(prvs, plan, self.n_max, self.cancel, _scaled(progress, 0.0, DISCRETIZE_SHARE))
+        discs = discretize_rows(prvs, plan, self.n_max, self.cancel,
+                                _scaled(progress, 0.0, DISCRETIZE_SHARE))
         composed = compose(discs, plan.e_w, cancel=self.cancel,
                            progress=_scaled(progress, DISCRETIZE_SHARE, 1.0),
                            n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
@@ -303,6 +304,7 @@ class Accountant:
 
     def _estimate_steps(self, row_index: int, counts: Sequence[int], level: float) -> Estimate:
         """``epsilon_vs_count``'s compositions: per order, one per group of counts (sweep.py)."""
+        self._check_row_index(row_index)
         cs = check_counts(counts)
         mech = self.rows[row_index].mechanism
         others = [r for i, r in enumerate(self.rows) if i != row_index]
@@ -418,6 +420,11 @@ class Accountant:
         out = tuple(np.maximum.reduce([got[i] for _, got in parts]) for i in range(3))
         return out, [s for s, _ in parts]
 
+    def _check_row_index(self, row_index: object) -> None:
+        if isinstance(row_index, bool) or not isinstance(row_index, (int, np.integer)) \
+                or not 0 <= row_index < len(self.rows):
+            raise ValueError(f"row index must be in [0, {len(self.rows) - 1}], got {row_index!r}")
+
     def _note(self, note: str) -> None:
         with self._lock:
             if note not in self._notes:
@@ -442,9 +449,7 @@ class Accountant:
         """Certified epsilon(delta) for each count of row ``row_index``, the other rows fixed
         (sweep.py); returns the counts (sorted, unique) and their bounds."""
         delta = check_delta(delta)
-        if isinstance(row_index, bool) or not isinstance(row_index, (int, np.integer)) \
-                or not 0 <= row_index < len(self.rows):
-            raise ValueError(f"row index must be in [0, {len(self.rows) - 1}], got {row_index!r}")
+        self._check_row_index(row_index)
         cs = check_counts(counts)
         others = [r for i, r in enumerate(self.rows) if i != row_index]
         mech = self.rows[row_index].mechanism
