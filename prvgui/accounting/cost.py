@@ -67,8 +67,9 @@ from .window import PreparedRow, choose_window
 DISC_EDGE_S, DISC_CELL_S = 95e-9, 65e-9
 #: seconds per cell for the window's blocks and the band test (band_limit)
 CHECK_CELL_S = 15e-9
-#: seconds per grid point of a row's transform, per coefficient of a power, per output point
-#: of the inverse transform; the spectrum's scan before it, per coefficient
+#: seconds per grid point of a row's transform, per coefficient kept by a power (above
+#: e^-700), per output point of the inverse transform; a scan of the spectrum (the power's
+#: log-modulus, the decimation's tail sums), per coefficient
 RFFT_S, POWER_S, IRFFT_S, SCAN_S = 50e-9, 150e-9, 100e-9, 15e-9
 #: band path (band.low_dft): seconds per cell and Taylor term (the block moments), and per
 #: frequency, block and term (the phases and sums)
@@ -207,6 +208,7 @@ class _Order:
         self.h_c, self.err = h_c, err
         self._windows: dict = {}
         self._bands: dict = {}
+        self._kept: dict = {}
         self._band_rows: dict = {}
 
     def window(self, counts: tuple[int, ...], mass: float) -> tuple[float, float]:
@@ -237,6 +239,30 @@ class _Order:
                 if h_b == self.h_c:
                     break
         got = self._bands[counts]
+        return None if got is None else got[0] * width / got[1]
+
+    def kept(self, counts: tuple[int, ...], width: float) -> float | None:
+        """About how many low frequencies of the composed transform stay above e^-700 (the
+        coefficients compose.power works on), on a circle ``width`` long: where the rows'
+        coarse transforms, raised to their counts, fall below it, or, when they have not by the
+        coarse grid's last frequency M, at M 700 / |log| there (a linear decay of the log, slower
+        than the usual quadratic: more kept, more cost). An estimate (band() is the proved
+        bound); None when the coarse grid shows no decay to go by."""
+        if counts not in self._kept:
+            w = self.width(counts, self.err / 4)
+            h_b = max(self.h_c, w / BAND_GRIDS[-1])
+            n_b = fft_len(math.ceil(w / h_b) + 4, h_b, 0.0)
+            logs = np.zeros(n_b // 2 + 1)
+            for d, k in zip(self._discs(h_b), counts):
+                if k > 0 and d.pmf.size <= n_b:
+                    with np.errstate(divide="ignore"):
+                        logs += k * np.log(np.abs(np.fft.rfft(d.pmf, n_b)))
+            above = np.flatnonzero(logs > -700.0)
+            m = float(above[-1] + 1) if above.size else 1.0
+            if m >= logs.size - 1:
+                m = logs.size * 700.0 / -logs[-1] if logs[-1] < -1.0 else math.inf
+            self._kept[counts] = None if math.isinf(m) else (float(m), n_b * h_b)
+        got = self._kept[counts]
         return None if got is None else got[0] * width / got[1]
 
     def _discs(self, h_b: float) -> list[DiscretePRV]:
@@ -345,10 +371,14 @@ class CostModel:
             raise GridTooLarge(n, self.n_max, width)
         else:
             rows = sum(1 for k in counts if k > 0)
-            seconds += rows * (RFFT_S * n * (LONG_RFFT if extended else 1.0)
-                               + POWER_S * n / 2 * (LONG_POWER if extended else 1.0)) + SCAN_S * n / 2
+            spread = band or pic.kept(counts, n * h)  # the frequencies the powers keep
+            live = min(n / 2, spread or n / 2)
+            seconds += rows * (RFFT_S * n * (LONG_RFFT if extended else 1.0) + SCAN_S * n / 2
+                               + POWER_S * live * (LONG_POWER if extended else 1.0)) + SCAN_S * n / 2
             memory = max(memory, kept + (LONG_FFT_BYTES if extended else FFT_BYTES) * n)
-            out = n // (d if band is not None else 1)
+            # decimation: the largest power of two d <= d_max whose cut n / (4 d) lies beyond
+            # the kept frequencies (compose._decimation's alias test)
+            out = n // (min(d, 1 << max(0, int(math.log2(n / (4 * spread))))) if spread else 1)
         seconds += (1 + sweep) * (IRFFT_S * out) + sweep * POWER_S * min(n / 2, band or n / 2)
         memory = max(memory, kept + FINISH_BYTES * out)
         tally.add(seconds, memory)
