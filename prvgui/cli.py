@@ -146,7 +146,7 @@ def _check_cost(estimate, args) -> None:
     """Print the estimate (``estimate()``) when it is large; raise OverLimit when it is over a
     limit. An estimate that fails says so and lets the work go ahead (the work reports its own
     errors)."""
-    from .accounting.cost import format_bytes
+    from .accounting.estimate import format_bytes
     try:
         est = estimate()
     except (ArithmeticError, MemoryError, ValueError) as exc:

@@ -179,7 +179,7 @@ def test_curves_are_checked_too(tmp_path, capsys, nothing_composed):
 
 def test_a_large_estimate_is_printed_before_the_work(monkeypatch, capsys):
     from prvgui.accounting import accountant
-    from prvgui.accounting.cost import Estimate
+    from prvgui.accounting.estimate import Estimate
     big = Estimate(45.0, 2.1e9, 2 ** 27, "accuracy 1e-06 needs a grid of 134 million points")
     monkeypatch.setattr(accountant.Accountant, "estimate", lambda self, **kw: big)
     assert main(["epsilon", MINIMAL, "--delta", "1e-5", "--json"]) == 0

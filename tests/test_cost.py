@@ -12,7 +12,8 @@ from prvgui.accounting import accountant as acc_mod
 from prvgui.accounting import compose as compose_mod
 from prvgui.accounting import discretize as disc_mod
 from prvgui.accounting import sweep as sweep_mod
-from prvgui.accounting.cost import Estimate, format_bytes, format_seconds, needs_long_double, points
+from prvgui.accounting.cost import needs_long_double
+from prvgui.accounting.estimate import Estimate, format_bytes, format_seconds, points
 from prvgui.accounting.view_model import Request, compute, estimate
 
 

@@ -34,7 +34,8 @@ from .kinds.base import ORDERS
 from .mechanisms import Neighbouring, Row
 from .validate import check_delta, check_eps_error, check_epsilon
 from .closed_form import applies as closed_form_applies, closed_form
-from .cost import ZERO, CostModel, Estimate, needs_long_double, parallel, summarise
+from .cost import CostModel, needs_long_double
+from .estimate import ZERO, Estimate, parallel, summarise
 from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
 from .sweep import check_counts, count_groups, sweep

@@ -50,7 +50,7 @@ to 51 s, sigma 0.1 6.6 s / 8 to 16 s, count 10^9 6.8 s / 13 to 67 s, eps_error 1
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -59,6 +59,7 @@ from .band import X_MAX, _terms, band_limit, worth_it
 from .compose import BAND_FRACTION, BAND_N_MAX, fft_len
 from .discretize import DiscretePRV, discretize
 from .errors import GridTooLarge
+from .estimate import ZERO, Estimate
 from .pipeline import Plan, coarsened, make_plan
 from .prv import PRV
 from .window import PreparedRow, choose_window
@@ -83,72 +84,13 @@ BUILD_S, VIEW_S = 0.08, 0.3
 #: (float64, long double); per output point of the inverse transform; per cell on the band path
 DISC_CELL_BYTES, DISC_EDGE_BYTES = 24, 50
 FFT_BYTES, LONG_FFT_BYTES, FINISH_BYTES, BAND_BYTES = 24, 40, 32, 32
+#: a steps curve on the FFT path keeps the varying row's log-modulus and phase, the other
+#: rows' product and each count's power: about 64 bytes per grid point (1.2 GB observed at
+#: 15M points)
+SWEEP_FFT_BYTES = 64
 #: the coarse discretisation behind the estimate: cells of the widest row; the band test's
 #: grid over the window (a finer one when that finds no band)
 COARSE_CELLS, BAND_GRIDS = 4096, (1 << 13, 1 << 15)
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """The predicted cost of a computation.
-
-    ``seconds`` and ``bytes`` (peak memory) are for an unloaded machine; ``grid`` is the
-    number of points of the finest grid the accuracy asks for (before any capping); ``why``
-    says in words what drives the cost.
-    """
-
-    seconds: float
-    bytes: float
-    grid: int = 0
-    why: str = ""
-    #: False when no grid can hold the composition at any accuracy: the work will fail (after
-    #: ``seconds``) with a message that says so
-    fits: bool = True
-
-    def exceeds(self, seconds: float | None = None, memory: float | None = None) -> bool:
-        """Whether the estimate is above either limit (None: no limit); never for work that
-        will fail (``fits`` False), whose own message says more."""
-        return self.fits and ((seconds is not None and self.seconds > seconds)
-                              or (memory is not None and self.bytes > memory))
-
-    def describe(self) -> str:
-        """``about 45 s and 2.1 GB`` (``under a second and 12.0 MB``)."""
-        time = format_seconds(self.seconds)
-        return f"{time if time.startswith('under') else 'about ' + time} and {format_bytes(self.bytes)}"
-
-    def __add__(self, other: "Estimate") -> "Estimate":
-        why = self.why if self.seconds >= other.seconds else other.why
-        return Estimate(self.seconds + other.seconds, max(self.bytes, other.bytes),
-                        max(self.grid, other.grid), why, self.fits and other.fits)
-
-
-ZERO = Estimate(0.0, 0.0)
-
-
-def format_seconds(s: float) -> str:
-    if s < 1:
-        return "under a second"
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 5400:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
-
-
-def format_bytes(b: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6)):
-        if b >= size:
-            return f"{b / size:.1f} {unit}"
-    return "under 1 MB"
-
-
-def points(n: float) -> str:
-    """A number of grid points in words: 977 million, 4.3 billion."""
-    if n >= 1e9:
-        return f"{n / 1e9:.1f} billion"
-    if n >= 1e6:
-        return f"{n / 1e6:.0f} million" if n >= 1e7 else f"{n / 1e6:.1f} million"
-    return f"{int(n):,}"
 
 
 @dataclass
@@ -375,7 +317,8 @@ class CostModel:
             live = min(n / 2, spread or n / 2)
             seconds += rows * (RFFT_S * n * (LONG_RFFT if extended else 1.0) + SCAN_S * n / 2
                                + POWER_S * live * (LONG_POWER if extended else 1.0)) + SCAN_S * n / 2
-            memory = max(memory, kept + (LONG_FFT_BYTES if extended else FFT_BYTES) * n)
+            memory = max(memory, kept + (SWEEP_FFT_BYTES if sweep else LONG_FFT_BYTES if extended
+                                         else FFT_BYTES) * n)
             # decimation: the largest power of two d <= d_max whose cut n / (4 d) lies beyond
             # the kept frequencies (compose._decimation's alias test)
             out = n // (min(d, 1 << max(0, int(math.log2(n / (4 * spread))))) if spread else 1)
@@ -394,35 +337,6 @@ def _band_seconds(n: int, band: float, cells: int, extended: bool) -> float:
     moments = BAND_CELL_S * cells * (LONG_MOMENTS if extended else 1.0)
     phases = BAND_PHASE_S * band * -(-cells // b_size) * (LONG_PHASES if extended else 1.0)
     return terms * (moments + phases)
-
-
-def parallel(parts: Sequence[Estimate]) -> Estimate:
-    """Builds run side by side (the accountant's two orders): their peaks are counted as if
-    they coincided; time is counted one after the other (big grids take turns, compose.py)."""
-    total = ZERO
-    for p in parts:
-        total = total + p
-    return replace(total, bytes=sum(p.bytes for p in parts))
-
-
-def summarise(parts: Sequence[Estimate], eps_error: float, n_max: int) -> Estimate:
-    """Parts run one after the other; the reason names the grid the accuracy asks for and what
-    else dominates."""
-    total = ZERO
-    for p in parts:
-        total = total + p
-    if not total.fits:
-        return replace(total, why="no grid can hold this composition's privacy loss at any accuracy")
-    if total.grid <= 0:
-        return total
-    why = f"accuracy {eps_error:g} needs a grid of {points(total.grid)} points"
-    if total.grid > n_max:
-        why += (f", more than the {points(n_max)} allowed: the grid is coarsened until it fits "
-                "and the bracket comes out wider than asked")
-    heavy = max(parts, key=lambda p: p.seconds)
-    if heavy.why and heavy.seconds > 0.3 * total.seconds:
-        why += f"; {heavy.why}"
-    return replace(total, why=why)
 
 
 def needs_long_double(delta: float, eps_error: float, k_total: int, n: int, out: int) -> bool:

@@ -23,7 +23,8 @@ from .accountant import Accountant
 from .validate import check_delta, check_eps_error, check_epsilon
 from .errors import Cancelled
 from .certified import CertifiedUpper, best_upper
-from .cost import VIEW_S, Estimate
+from .cost import VIEW_S
+from .estimate import Estimate
 from .curves import atom_kind, pld_for_plot, tradeoff_bounds
 from .mechanisms import Row
 from .pipeline import error_level

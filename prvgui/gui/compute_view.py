@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
-from ..accounting.cost import Estimate
+from ..accounting.estimate import Estimate
 from .widgets import ERROR_COLOR
 from .worker import Recomputer
 
