@@ -40,12 +40,15 @@ said; ``python benchmarks/bench_cost.py --primitives`` repeats the stage timings
   0.27 s; long double 0.72 s) and 5 ns per frequency, block and term for the sums (band 1749,
   2685 blocks: 0.46 s; long double 3.9 s, x7 to x8); the band test, 10 to 130 ns per cell.
 
-End to end (``python benchmarks/bench_cost.py``: estimate / measured seconds, each in a fresh
-process, at load 4 to 11): DP-SGD eps_error 1e-6 12 s / 20 to 26 s, delta 1e-300 8.5 s / 12.5
-to 51 s, sigma 0.1 6.6 s / 8 to 16 s, count 10^9 6.8 s / 13 to 67 s, eps_error 1e-4 4.3 s /
-7.8 to 10 s; a whole window request (curves and the steps curve) at eps_error 1e-6 3 to 4 min
-/ 170 s. The measured times grow with the load; at the lighter loads the ratio lies within
-0.3 to 2.3 on every case.
+End to end (``python benchmarks/bench_cost.py``: estimate, then measured seconds in a fresh
+process, load average 3 to 6; the same case measured twice differed by up to 5 times):
+DP-SGD (sigma 1.1, q 0.0043, 14063 steps) at eps_error 1e-6: 12 s against 16 s; eps_error
+1e-4: 4.3 s against 1.4 to 7.5 s; delta 1e-300: 6.4 s against 18 to 23 s; sigma 0.1: 2.9 s
+against 3.5 to 9.4 s; 10^9 steps: 6.8 s against 5.4 to 18 s; Laplace x 50 at eps_error 1e-4:
+5.0 s against 4.8 s; a whole window request (curves and the 40-point steps curve) at
+eps_error 1e-4: 28 s against 30 s, at 1e-6: 3 min against 170 s (2.25 GB resident; the
+estimate says 1.9 GB). Peak memory is estimated within 0.4 to 1.5 times the resident peak
+above 100 MB.
 """
 from __future__ import annotations
 
