@@ -1,15 +1,19 @@
 """Command line: ``prvgui [FILE]`` opens the window; subcommands compute without Qt.
 
-    prvgui epsilon FILE --delta D [--eps-error E] [--json]
-    prvgui delta FILE --epsilon E [--eps-error E] [--json]
-    prvgui curve FILE --kind profile|tradeoff|steps|pld --out OUT.csv
+    prvgui epsilon FILE --delta D [--eps-error E] [--json] [--max-seconds S] [--max-memory SIZE]
+    prvgui delta FILE --epsilon E [--eps-error E] [--json] [--max-seconds S] [--max-memory SIZE]
+    prvgui curve FILE --kind profile|tradeoff|steps|pld --out OUT.csv [--max-seconds S] ...
     prvgui calibrate FILE --row I --parameter NAME --target-epsilon E --delta D
     prvgui --screenshot OUT.png [FILE]
     prvgui --version
 
-Bad input exits with status 2 and one line on stderr; an infeasible calibration
-target exits with status 1 and one line saying why. Qt is imported only when
-the window is asked for.
+Before composing, epsilon, delta and curve estimate the time and memory the work needs
+(Accountant.estimate, from the plan alone). Above NOTICE_SECONDS or NOTICE_BYTES the
+estimate is printed on stderr; above --max-seconds or --max-memory the command refuses.
+
+Bad input, and a refusal over a limit, exit with status 2 and one line on stderr; an
+infeasible calibration target exits with status 1 and one line saying why. Qt is imported
+only when the window is asked for.
 """
 from __future__ import annotations
 
@@ -43,6 +47,34 @@ def _number(text: str) -> float | str:
     return v if math.isfinite(v) else text
 
 
+#: an estimate above either of these is printed on stderr before the work starts
+NOTICE_SECONDS, NOTICE_BYTES = 5.0, 1e9
+_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12,
+          "tb": 1e12, "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
+
+
+def _seconds(text: str) -> float:
+    v = _number(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return v
+
+
+def _size(text: str) -> float:
+    """A memory size: bytes, or a number with a unit (500M, 2G, 2GB, 1.5GiB)."""
+    t = text.strip().lower()
+    num = t.rstrip("abcdefghijklmnopqrstuvwxyz ")
+    unit = t[len(num):].strip()
+    try:
+        v = float(num) * _UNITS[unit]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(
+            f"not a memory size: {text!r} (write e.g. 500M, 2G or 1.5GiB)") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a positive size, got {text!r}")
+    return v
+
+
 def _parser() -> _Parser:
     p = _Parser(prog="prvgui", description="Certified differential-privacy accounting.")
     p.add_argument("--version", action="version", version=f"prvgui {__version__}")
@@ -52,11 +84,20 @@ def _parser() -> _Parser:
     common.add_argument("--eps-error", type=_number, default=None,
                         help="half-width of the epsilon bracket (default: the file's, else 0.01)")
     common.add_argument("--json", action="store_true", help="print one JSON object")
-    e = sub.add_parser("epsilon", parents=[common], help="epsilon at a given delta")
+    limits = _Parser(add_help=False)
+    lim = limits.add_argument_group(
+        "cost limits", "The time and memory are estimated before composing; an estimate above "
+        f"{NOTICE_SECONDS:g} s or {NOTICE_BYTES / 1e9:g} GB is printed on stderr. These refuse "
+        "(exit status 2) when the estimate is over them; there is no limit by default.")
+    lim.add_argument("--max-seconds", type=_seconds, default=None, metavar="S",
+                     help="refuse when the estimated time exceeds S seconds")
+    lim.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                     help="refuse when the estimated peak memory exceeds SIZE (e.g. 500M, 2G, 1.5GiB)")
+    e = sub.add_parser("epsilon", parents=[common, limits], help="epsilon at a given delta")
     e.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
-    d = sub.add_parser("delta", parents=[common], help="delta at a given epsilon")
+    d = sub.add_parser("delta", parents=[common, limits], help="delta at a given epsilon")
     d.add_argument("--epsilon", type=_number, required=True, help="epsilon")
-    c = sub.add_parser("curve", parents=[common], help="write a curve as CSV")
+    c = sub.add_parser("curve", parents=[common, limits], help="write a curve as CSV")
     c.add_argument("--kind", choices=["profile", "tradeoff", "steps", "pld"], required=True)
     c.add_argument("--out", required=True, help="output CSV path")
     c.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
@@ -101,6 +142,36 @@ def _inputs(args):
     return comp, delta, err, comp.engine_rows()
 
 
+class OverLimit(Exception):
+    """The estimated cost is over a --max-seconds or --max-memory limit."""
+
+
+def _check_cost(estimate, args) -> None:
+    """Print the estimate (``estimate()``) when it is large; raise OverLimit when it is over a
+    limit. An estimate that fails says so and lets the work go ahead (the work reports its own
+    errors)."""
+    from .accounting.estimate import format_bytes
+    try:
+        est = estimate()
+    except (ArithmeticError, MemoryError, ValueError) as exc:
+        print(f"prvgui: could not estimate the cost ({exc}); computing anyway", file=sys.stderr)
+        return
+    if not est.fits:
+        return  # the work fails at once with a message that says why
+    over = []
+    if args.max_seconds is not None and est.seconds > args.max_seconds:
+        over.append(f"--max-seconds {args.max_seconds:g}")
+    if args.max_memory is not None and est.bytes > args.max_memory:
+        over.append(f"--max-memory {format_bytes(args.max_memory)}")
+    why = f" ({est.why})" if est.why else ""
+    if over:
+        raise OverLimit(f"this would take {est.describe()}{why}, over {' and '.join(over)}; "
+                        "raise the limit or ask for less accuracy (a larger --eps-error)")
+    if est.seconds > NOTICE_SECONDS or est.bytes > NOTICE_BYTES:
+        print(f"prvgui: this will take {est.describe()}{why}; --max-seconds and --max-memory "
+              "refuse such runs", file=sys.stderr)
+
+
 def _query(args, want_eps: bool) -> int:
     """``epsilon`` (want_eps) or ``delta``: certified bounds plus the comparison accountants."""
     from . import api
@@ -111,6 +182,7 @@ def _query(args, want_eps: bool) -> int:
     x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")
     from .accounting import bracket
     acc = api.accountant(comp, err)
+    _check_cost(lambda: acc.estimate(delta=x) if want_eps else acc.estimate(epsilon=x), args)
     b = acc.epsilon(x) if want_eps else acc.delta(x)
     # the comparison accountants on each row's pair under the file's relation
     comps = (compare_epsilon if want_eps else compare_delta)(acc.rows, x)
@@ -149,7 +221,7 @@ def _query(args, want_eps: bool) -> int:
 
 
 def _run_curve(args) -> int:
-    from .accounting.view_model import Request, compute
+    from .accounting.view_model import Request, compute, estimate
     from .document.export import curve_csv_text
     from .document.fileio import atomic_write
     doc, delta, err, rows = _inputs(args)
@@ -171,6 +243,7 @@ def _run_curve(args) -> int:
                   tradeoff_points=(points or 201) if args.kind == "tradeoff" else 0,
                   steps_row=steps_row, steps_points=points or 50,
                   want_pld=args.kind == "pld")
+    _check_cost(lambda: estimate(req), args)
     res = compute(req)
     atomic_write(args.out, curve_csv_text(res, args.kind, doc))
     return 0
@@ -251,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Infeasible as exc:
         print(f"prvgui: infeasible: {exc}", file=sys.stderr)
         return 1
-    except UsageError as exc:
+    except (UsageError, OverLimit) as exc:
         print(f"prvgui: error: {exc}", file=sys.stderr)
         return 2
     except (ValueError, MemoryError, ArithmeticError, OSError) as exc:

@@ -90,6 +90,10 @@ BAD_ARGS = [
     ["curve", MINIMAL, "--kind", "steps", "--out", "x.csv", "--row", "5"],
     ["curve", MINIMAL, "--kind", "steps", "--out", "x.csv", "--points", "1000"],
     ["epsilon", MINIMAL, "--delta", "1e-5", "--bogus"],
+    ["epsilon", MINIMAL, "--delta", "1e-5", "--max-memory", "lots"],
+    ["epsilon", MINIMAL, "--delta", "1e-5", "--max-memory", "-2G"],
+    ["epsilon", MINIMAL, "--delta", "1e-5", "--max-seconds", "0"],
+    ["delta", MINIMAL, "--epsilon", "1", "--max-seconds", "soon"],
 ]
 
 
@@ -136,3 +140,61 @@ def test_core_packages_do_not_import_qt():
             "sys.exit(any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
     assert r.returncode == 0
+
+
+# ------------------------------------------------------------ cost before work
+DPSGD = [{"kind": "subsampled_gaussian", "sigma": 1.1, "sampling_rate": 0.0042667, "count": 14063}]
+
+
+@pytest.fixture
+def nothing_composed(monkeypatch):
+    """Composing fails the test: a refusal must come before any work."""
+    from prvgui.accounting import accountant, view_model
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("composed before the cost check")
+    monkeypatch.setattr(accountant, "compose", forbidden)
+    monkeypatch.setattr(view_model, "compute", forbidden)
+
+
+@pytest.mark.parametrize("limit,named", [(["--max-seconds", "10"], "--max-seconds 10"),
+                                         (["--max-memory", "100M"], "--max-memory 100.0 MB")])
+def test_a_costly_query_is_refused_over_a_limit(tmp_path, capsys, nothing_composed, limit, named):
+    f = write(tmp_path, DPSGD)
+    assert main(["epsilon", f, "--delta", "1e-5", "--eps-error", "1e-6", *limit]) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert err.count("\n") == 1 and err.startswith("prvgui: error: this would take about ")
+    assert named in err and "accuracy 1e-06 needs a grid of" in err and "--eps-error" in err
+    assert captured.out == ""
+
+
+def test_curves_are_checked_too(tmp_path, capsys, nothing_composed):
+    f = write(tmp_path, DPSGD)
+    out = tmp_path / "p.csv"
+    assert main(["curve", f, "--kind", "profile", "--out", str(out), "--eps-error", "1e-6",
+                 "--max-seconds", "5"]) == 2
+    assert "over --max-seconds 5" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_large_estimate_is_printed_before_the_work(monkeypatch, capsys):
+    from prvgui.accounting import accountant
+    from prvgui.accounting.estimate import Estimate
+    big = Estimate(45.0, 2.1e9, 2 ** 27, "accuracy 1e-06 needs a grid of 134 million points")
+    monkeypatch.setattr(accountant.Accountant, "estimate", lambda self, **kw: big)
+    assert main(["epsilon", MINIMAL, "--delta", "1e-5", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("prvgui: this will take about 45 s and 2.1 GB (accuracy 1e-06 needs")
+    assert json.loads(captured.out)["epsilon"]["upper"] > 0  # stdout stays one JSON object
+
+
+def test_a_cheap_query_prints_no_estimate(capsys):
+    assert main(["epsilon", MINIMAL, "--delta", "1e-5", "--max-seconds", "600", "--max-memory", "8G"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_help_documents_the_limits(capsys):
+    with pytest.raises(SystemExit):
+        main(["epsilon", "--help"])
+    text = capsys.readouterr().out
+    assert "--max-seconds" in text and "--max-memory" in text and "estimated" in text

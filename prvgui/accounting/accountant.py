@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -32,16 +33,22 @@ from .errors import Cancelled
 from .kinds.base import ORDERS, Relation, as_relation
 from .mechanisms import Neighbouring, Row
 from .validate import check_delta, check_eps_error, check_epsilon, number_text
-from .closed_form import closed_form
+from .closed_form import applies as closed_form_applies, closed_form
+from .cost import CostModel, needs_long_double
+from .estimate import ZERO, Estimate, parallel, summarise
 from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
-from .sweep import check_counts, sweep
+from .sweep import check_counts, count_groups, sweep
 
 #: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
 NEIGHBOURING = (Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE)
 DEFAULT_EPS_ERROR = 0.01
 #: the second order of the pair is first composed this much coarser (``Accountant._deciding``)
 SCREEN = 10.0
+#: the share of a composition's progress given to discretising its rows (the rest: composing)
+DISCRETIZE_SHARE = 0.4
+#: the share of epsilon(delta)'s progress given to its first pass (the rest: a long-double retry)
+FIRST_PASS_SHARE = 0.6
 
 
 class _Side:
@@ -65,11 +72,15 @@ class _Joint:
             return None
 
         def report(f: float) -> None:
-            with self.lock:
-                self.done[i] = f
-                total = sum(self.done) / len(self.done)
-            self.progress(total)
+            with self.lock:  # reported in the order computed: the total never goes back
+                self.done[i] = max(self.done[i], f)
+                self.progress(sum(self.done) / len(self.done))
         return report
+
+
+def _scaled(progress, lo: float, hi: float):
+    """``progress`` with the fractions 0..1 mapped onto lo..hi (None stays None)."""
+    return None if progress is None else (lambda f: progress(lo + (hi - lo) * f))
 
 
 def _rows_prvs(rows: Sequence[Row], order: str):
@@ -137,6 +148,7 @@ class Accountant:
         self._lock = threading.Lock()
         #: delta -> error level behind the answer given for it
         self._used: dict[float, float] = {}
+        self._prvs: dict[str, list] = {}
 
     # ------------------------------------------------------------ building
     @property
@@ -213,9 +225,16 @@ class Accountant:
         other = self._side(second, err, progress, extended)
         return [(one, got), (other, query(other.profile))]
 
+    def _order_prvs(self, order: str) -> list:
+        """The rows' PRVs in one order, with their counts (made once: the estimate and every
+        build of this accountant share them)."""
+        if order not in self._prvs:
+            self._prvs[order] = _rows_prvs(self.rows, order)
+        return self._prvs[order]
+
     def _build(self, order: str, err: float, progress=None, extended: bool = False,
                screen: bool = False) -> _Side:
-        prvs = _rows_prvs(self.rows, order)
+        prvs = self._order_prvs(order)
         if not prvs:
             return _Side(None, {"trivial": True})
         k_total = sum(k for _, k in prvs)
@@ -240,9 +259,11 @@ class Accountant:
     def _build_at(self, prvs, order: str, err: float, scale: float, progress,
                   extended: bool = False) -> _Side:
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
-        discs = discretize_rows(prvs, plan, self.n_max, self.cancel)
-        composed = compose(discs, plan.e_w, cancel=self.cancel, progress=progress, n_max=self.n_max,
-                           agg_max=plan.agg_max, extended=extended)
+        discs = discretize_rows(prvs, plan, self.n_max, self.cancel,
+                                _scaled(progress, 0.0, DISCRETIZE_SHARE))
+        composed = compose(discs, plan.e_w, cancel=self.cancel,
+                           progress=_scaled(progress, DISCRETIZE_SHARE, 1.0),
+                           n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
         prof, budget = certify(composed, discs, plan)
         return _Side(prof, {"order": order, **budget, "long_double": extended})
 
@@ -256,6 +277,72 @@ class Accountant:
                           f"±{number_text(self.eps_error)}")
         return out
 
+    # ------------------------------------------------------------ cost
+    def estimate(self, delta: float | None = None, epsilon: float | None = None, curves: bool = False,
+                 steps: tuple[int, Sequence[int]] | None = None) -> Estimate:
+        """The predicted time and peak memory of ``epsilon(delta)`` and ``delta(epsilon)`` (either
+        may be None), plus, with ``curves``, both orders in full at delta's error level (the
+        profiles behind the curves), and with ``steps`` = (row index, counts), of
+        ``epsilon_vs_count``. Worked out from the plan (cost.py) in milliseconds; nothing is
+        composed. A warning, not a promise: cost.py says what it leaves out."""
+        delta = None if delta is None else check_delta(delta)
+        epsilon = None if epsilon is None else check_epsilon(epsilon)
+        if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
+            return ZERO
+        closed = self.closed_forms and closed_form_applies(self.rows)
+        levels = ([error_level(delta) * 1e-3] if delta is not None else []) + [1e-12]
+        model = CostModel({o: self._order_prvs(o) for o in self.orders},
+                          self.eps_error, self.n_max, min(levels))
+        single = self.screen and not curves and len(self.orders) > 1
+        done: set = set()
+
+        def builds(level: float, extended: bool) -> tuple[Estimate, int, int]:
+            """The missing sides of a query at one level, built side by side (``_deciding``)."""
+            keys = [(o, level, extended, single and i > 0) for i, o in enumerate(self.orders)]
+            got = [model.build(o, lvl, ext, SCREEN if sc else 1.0) for o, lvl, ext, sc in keys
+                   if (o, lvl, ext, sc) not in done]
+            done.update(keys)
+            return (parallel([e for e, _, _ in got]), max((n for _, n, _ in got), default=0),
+                    max((out for _, _, out in got), default=0))
+
+        parts = []
+        if delta is not None and (curves or not closed):
+            level = error_level(delta)
+            est, n, out = builds(level, False)
+            parts.append(est)
+            if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
+                parts.append(replace(builds(level * 1e-3, True)[0], why=(
+                    f"at delta {delta:g} float64 round-off matters, so it is composed again in long double")))
+            if curves and model.profile_reaches_far_end(self.orders[0], delta, level):
+                parts.append(replace(builds(level, True)[0], why=(
+                    "the privacy profile's far end is redone in long double")))
+        if epsilon is not None and not closed:
+            parts.append(builds(1e-12, False)[0])
+        if steps is not None:
+            parts.append(self._estimate_steps(steps[0], steps[1], error_level(delta or 1e-5)))
+        return summarise(parts, self.eps_error, self.n_max)
+
+    def _estimate_steps(self, row_index: int, counts: Sequence[int], level: float) -> Estimate:
+        """``epsilon_vs_count``'s compositions: per order, one per group of counts (sweep.py)."""
+        self._check_row_index(row_index)
+        cs = check_counts(counts)
+        mech = self.rows[row_index].mechanism
+        others = [r for i, r in enumerate(self.rows) if i != row_index]
+        if mech.is_blatant() or any(r.count > 0 and r.mechanism.is_blatant() for r in others):
+            return ZERO
+        parts = []
+        for o in self.orders:
+            prvs = _rows_prvs(others, o)
+            fixed = tuple(k for _, k in prvs)
+            if not mech.is_trivial():
+                prvs = prvs + [(mech.prv(o), int(cs.max()))]
+            model = CostModel({o: prvs}, self.eps_error, self.n_max, level)
+            for idx in count_groups(cs):
+                counts_g = fixed + (() if mech.is_trivial() else (int(cs[idx].max()),))
+                parts.append(model.build(o, level, counts=counts_g, sweep=idx.size)[0])
+        return replace(summarise(parts, self.eps_error, self.n_max),
+                       why=f"the epsilon-versus-count curve composes {cs.size} counts")
+
     # ------------------------------------------------------------ queries
     def epsilon(self, delta: float, progress=None) -> Bounds:
         """Certified bounds on epsilon(delta)."""
@@ -266,11 +353,12 @@ class Accountant:
         if exact is not None:
             return exact
         level = error_level(delta)
-        res = self._epsilon_at(delta, level, progress)
+        res = self._epsilon_at(delta, level, _scaled(progress, 0.0, FIRST_PASS_SHARE))
         if res.upper - res.lower > 2 * self.eps_error_used:
             # retry with a smaller additive error, the FFTs of the rows in long double
             # (the power X^k multiplies their round-off by k)
-            finer = self._epsilon_at(delta, level * 1e-3, progress, extended=True)
+            finer = self._epsilon_at(delta, level * 1e-3, _scaled(progress, FIRST_PASS_SHARE, 1.0),
+                                     extended=True)
             if finer.upper - finer.lower < res.upper - res.lower:
                 res = finer
                 self._used[delta] = level * 1e-3
@@ -353,6 +441,11 @@ class Accountant:
         out = tuple(np.maximum.reduce([got[i] for _, got in parts]) for i in range(3))
         return out, [s for s, _ in parts]
 
+    def _check_row_index(self, row_index: object) -> None:
+        if isinstance(row_index, bool) or not isinstance(row_index, (int, np.integer)) \
+                or not 0 <= row_index < len(self.rows):
+            raise ValueError(f"row index must be in [0, {len(self.rows) - 1}], got {row_index!r}")
+
     def _note(self, note: str) -> None:
         with self._lock:
             if note not in self._notes:
@@ -377,9 +470,7 @@ class Accountant:
         """Certified epsilon(delta) for each count of row ``row_index``, the other rows fixed
         (sweep.py); returns the counts (sorted, unique) and their bounds."""
         delta = check_delta(delta)
-        if isinstance(row_index, bool) or not isinstance(row_index, (int, np.integer)) \
-                or not 0 <= row_index < len(self.rows):
-            raise ValueError(f"row index must be in [0, {len(self.rows) - 1}], got {row_index!r}")
+        self._check_row_index(row_index)
         cs = check_counts(counts)
         others = [r for i, r in enumerate(self.rows) if i != row_index]
         mech = self.rows[row_index].mechanism

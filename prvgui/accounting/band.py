@@ -28,6 +28,7 @@ the composed tail sums.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -37,6 +38,8 @@ from .discretize import DiscretePRV
 LOG_FLOOR = -700.0
 #: x_m = pi m B / n stays below this inside the band
 X_MAX = 0.4
+#: low_dft works on this many (frequency, block) pairs at a time
+DFT_CHUNK = 1 << 20
 
 
 def _tv(d: DiscretePRV) -> tuple[float, float]:
@@ -195,9 +198,10 @@ def _gamma(length: int) -> float:
     return 20.0 + math.log2(max(length, 2))
 
 
-def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False
-            ) -> tuple[np.ndarray, int, float]:
-    """(X_m for 0 <= m < band, grid index of circle position 0, absolute error bound).
+def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
+            progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, int, float]:
+    """(X_m for 0 <= m < band, grid index of circle position 0, absolute error bound);
+    ``progress`` hears the fraction of the band done.
 
     X is the transform of the row on the circle of n points, centred like
     compose.row_spectrum (position 0 is the cell nearest the row's mean).
@@ -217,7 +221,7 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False
     pi = 4 * np.arctan(np.ones((), dtype=ftype))  # pi to the working precision
     m = np.arange(band, dtype=np.int64)
     out = np.zeros(band, dtype=ctype)
-    chunk = max(1, (1 << 20) // nb)
+    chunk = max(1, DFT_CHUNK // nb)
     for lo in range(0, band, chunk):
         mm = m[lo:lo + chunk]
         turns = (mm[:, None] * two_c[None, :]) % (2 * n)  # (m (c_b - centre) / n) in 1/(2n) turns
@@ -229,6 +233,8 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False
             acc += coef * (e * mu[r][None, :]).sum(axis=1)
             coef = coef * (-1j * x) / (r + 1)
         out[lo:lo + chunk] = acc
+        if progress is not None:
+            progress(min(1.0, (lo + chunk) / band))
     mass = float(np.sum(np.abs(pmf)))
     grow = math.exp(x_max)
     # moments: v^r and the product (r + 1) u, block sums; phases (angle < 2 pi, two roundings, exp):

@@ -171,22 +171,38 @@ def row_spectrum(d: DiscretePRV, n: int, extended: bool = False) -> tuple[np.nda
     return np.fft.rfft(x), d.start + centre
 
 
-def power(spec: np.ndarray, k: int) -> np.ndarray:
+#: power() works through the spectrum this many coefficients at a time (progress, cancel)
+POWER_CHUNK = 1 << 20
+
+
+def power(spec: np.ndarray, k: int, progress: Callable[[float], None] | None = None,
+          cancel: Callable[[], bool] | None = None) -> np.ndarray:
     """spec**k via log-polar form (in spec's precision), as complex128, truncated after the
-    last coefficient above e^-700 in modulus."""
-    with np.errstate(divide="ignore"):
-        logabs = np.log(np.abs(spec))
-    logabs *= k
-    keep = np.flatnonzero(logabs > -700.0)
-    band = int(keep[-1]) + 1 if keep.size else 1
-    out = np.zeros(band, dtype=complex)
-    mag = np.exp(logabs[keep])
-    ph = np.angle(spec[keep]) * k
-    if ph.dtype == np.longdouble:
-        ph = np.remainder(ph, 2 * np.pi)
-    out.real[keep] = (mag * np.cos(ph)).astype(np.float64)
-    out.imag[keep] = (mag * np.sin(ph)).astype(np.float64)
-    return out
+    last coefficient above e^-700 in modulus.
+
+    Works through POWER_CHUNK coefficients at a time (the same values as in one go),
+    reporting the fraction done to ``progress`` and checking ``cancel`` between chunks; the
+    temporaries are a chunk's, so the peak is the output's 16 bytes per coefficient."""
+    out = np.zeros(spec.size, dtype=complex)
+    band = 1
+    for lo in range(0, spec.size, POWER_CHUNK):
+        part = spec[lo:lo + POWER_CHUNK]
+        with np.errstate(divide="ignore"):
+            logabs = np.log(np.abs(part))
+        logabs *= k
+        keep = np.flatnonzero(logabs > -700.0)
+        if keep.size:
+            band = lo + int(keep[-1]) + 1
+            mag = np.exp(logabs[keep])
+            ph = np.angle(part[keep]) * k
+            if ph.dtype == np.longdouble:
+                ph = np.remainder(ph, 2 * np.pi)
+            out.real[lo + keep] = (mag * np.cos(ph)).astype(np.float64)
+            out.imag[lo + keep] = (mag * np.sin(ph)).astype(np.float64)
+        check_cancel(cancel)
+        if progress is not None:
+            progress(min(1.0, (lo + POWER_CHUNK) / spec.size))
+    return out[:band].copy() if band < out.size else out
 
 
 def _decimation(spectrum: np.ndarray, n: int, d_max: int, budget: float) -> tuple[int, float]:
@@ -298,7 +314,7 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     n_hi = math.ceil((hi - offset) / h) + 1
     n = fft_len(n_hi - n_lo + 1, h, agg_max)
     check_cancel(cancel)
-    banded = _banded(rows, n, h, agg_max, n_max, extended, cancel)
+    banded = _banded(rows, n, h, agg_max, n_max, extended, cancel, progress)
     if banded is not None:
         spectrum, n0, coef_err = banded
         out = finish(spectrum, n, n0, n_lo, h, offset, inf_mass, coef_err, win_err, agg_max)
@@ -314,15 +330,29 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
                           extended)
 
 
+#: the shares of a row's time on the FFT path: its transform, then its power (cost.py)
+_RFFT_SHARE = 0.3
+
+
 def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, agg_max,
                extended) -> Composed:
+    """Rows' spectra, their powers and product, the inverse transform. ``progress`` gets the
+    fraction done: each row is one part (its transform, then its power chunk by chunk), the
+    inverse transform another."""
     spectrum, n0, total_k = None, 0, 0
+    parts = len(rows) + 1
+
+    def report(i: int, f: float) -> None:
+        if progress is not None:
+            progress((i + f) / parts)
     for i, (d, k) in enumerate(rows):
         spec, base = interruptible(row_spectrum, d, n, extended, cancel=cancel, size=n)
         n0 += k * base
         total_k += k
         check_cancel(cancel)
-        powered = interruptible(power, spec, k, cancel=cancel, size=n)
+        report(i, _RFFT_SHARE)
+        powered = interruptible(power, spec, k, lambda f, i=i: report(i, _RFFT_SHARE + (1 - _RFFT_SHARE) * f),
+                                cancel, cancel=cancel, size=n)
         del spec
         if spectrum is None:
             spectrum = powered
@@ -330,20 +360,23 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
             m = min(spectrum.size, powered.size)
             spectrum = spectrum[:m] * powered[:m]
         check_cancel(cancel)
-        if progress is not None:
-            progress((i + 1) / (len(rows) + 1))
+        report(i + 1, 0.0)
     out = interruptible(finish, spectrum, n, n0, n_lo, h, offset, inf_mass,
                         fft_rel_error(total_k, n, extended), win_err, agg_max, cancel=cancel, size=n)
     check_cancel(cancel)
+    report(parts, 0.0)
     return out
 
 
 def banded_rows(rows: list[tuple[DiscretePRV, int]], n: int, band: int, extended: bool,
-                cancel: Callable[[], bool] | None = None) -> list[tuple[np.ndarray, int, float]]:
-    """band.low_dft of each row: (X on the band, grid index of position 0, absolute error)."""
+                cancel: Callable[[], bool] | None = None,
+                progress: Callable[[float], None] | None = None) -> list[tuple[np.ndarray, int, float]]:
+    """band.low_dft of each row: (X on the band, grid index of position 0, absolute error);
+    ``progress`` hears the fraction done (each row one part, its band chunk by chunk)."""
     out = []
-    for d, _ in rows:
-        out.append(low_dft(d, n, band, extended))
+    for i, (d, _) in enumerate(rows):
+        part = None if progress is None else (lambda f, i=i: progress((i + f) / len(rows)))
+        out.append(low_dft(d, n, band, extended, part))
         check_cancel(cancel)
     return out
 
@@ -380,10 +413,10 @@ def choose_band(rows: list[tuple[DiscretePRV, int]], n: int, h: float, agg_max: 
     return band
 
 
-def _banded(rows, n: int, h: float, agg_max: float, n_max: int, extended: bool, cancel):
+def _banded(rows, n: int, h: float, agg_max: float, n_max: int, extended: bool, cancel, progress=None):
     """The composed band-limited spectrum from band.low_dft when choose_band allows, else None."""
     band = choose_band(rows, n, h, agg_max, n_max)
     if band is None:
         return None
-    specs = banded_rows(rows, n, band, extended, cancel)
+    specs = banded_rows(rows, n, band, extended, cancel, progress)
     return banded_product([(sp, k) for sp, (_, k) in zip(specs, rows)])

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -118,11 +119,33 @@ def coupling_failure(parts: list[tuple[DiscretePRV, int]], t: float, h: float) -
                                        "coarse_draws": best[2], "truncation": trunc, "bias": bias}
 
 
+#: the cdf and sf are evaluated this many edges at a time (progress on long rows)
+EDGE_CHUNK = 1 << 20
+
+
+def _tail_values(fn, x: np.ndarray, progress: Callable[[float], None] | None, done: int,
+                 total: int) -> np.ndarray:
+    """fn(x), EDGE_CHUNK points at a time when ``progress`` wants to hear (``done`` of ``total``
+    edges were evaluated before these); the functions are elementwise, so the values are the
+    same."""
+    if progress is None or x.size <= EDGE_CHUNK:
+        out = fn(x)
+    else:
+        out = np.empty(x.size)
+        for lo in range(0, x.size, EDGE_CHUNK):
+            out[lo:lo + EDGE_CHUNK] = fn(x[lo:lo + EDGE_CHUNK])
+            progress((done + min(x.size, lo + EDGE_CHUNK)) / total)
+    if progress is not None:
+        progress((done + x.size) / total)
+    return out
+
+
 def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
-               coarse: tuple[float, int] = (0.0, 1)) -> DiscretePRV:
+               coarse: tuple[float, int] = (0.0, 1),
+               progress: Callable[[float], None] | None = None) -> DiscretePRV:
     """Discretise ``prv`` on mesh ``h``, cutting at most ``tau`` of mass from each tail, with
     cells r h wide beyond the points where each tail holds p / 2 (``coarse`` = (p, r), r odd;
-    see ``coarse_plan``).
+    see ``coarse_plan``). ``progress`` hears the fraction of the cdf evaluations done.
 
     Raises ``GridTooLarge`` (a MemoryError) instead of allocating more than ``max_cells``.
     """
@@ -152,8 +175,8 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         k = int(np.clip(np.searchsorted(edges, median, side="right") - 1, 1, edges.size - 1))
         if k == 1 and float(c.cdf(edges[1:2])[0]) > 0.5 * c.mass:
             k = 0
-        left = c.cdf(edges[:k + 1])
-        right = c.sf(edges[k:])
+        left = _tail_values(c.cdf, edges[:k + 1], progress, 0, edges.size + 1)
+        right = _tail_values(c.sf, edges[k:], progress, k + 1, edges.size + 1)
         masses = np.concatenate([np.diff(left), -np.diff(right)])
         masses = np.maximum(masses, 0.0)
         cut_lo, cut_hi = float(left[0]), float(right[-1])

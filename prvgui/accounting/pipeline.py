@@ -78,13 +78,16 @@ def make_plan(eps_error: float, scale: float, k_total: int, err: float) -> Plan:
 
 
 def discretize_rows(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
-                    cancel: Callable[[], bool] | None = None) -> list[tuple[DiscretePRV, int]]:
-    """Each row's PRV on the plan's mesh (counts kept)."""
+                    cancel: Callable[[], bool] | None = None,
+                    progress: Callable[[float], None] | None = None) -> list[tuple[DiscretePRV, int]]:
+    """Each row's PRV on the plan's mesh (counts kept); ``progress`` hears the fraction of
+    rows done (within a row, of its cdf evaluations)."""
     out = []
-    for prv, k in prvs:
+    for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
-        out.append((discretize(prv, plan.h, plan.tau(prv), n_max, plan.coarse), k))
+        part = None if progress is None else (lambda f, i=i: progress((i + f) / len(prvs)))
+        out.append((discretize(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part), k))
     return out
 
 

@@ -40,15 +40,21 @@ def check_counts(counts: Sequence[int], limit: int = MAX_COUNTS) -> np.ndarray:
     return np.unique(arr)
 
 
+def count_groups(counts: np.ndarray) -> list[np.ndarray]:
+    """Indices of the counts that share a mesh: those within a factor of 4 of each other,
+    counted down from the largest (at most 13 groups)."""
+    top = max(int(counts.max()), 1)
+    levels = np.minimum(np.floor(np.log(top / np.maximum(counts, 1)) / math.log(4.0)), 12).astype(int)
+    return [np.flatnonzero(levels == lv) for lv in np.unique(levels)]
+
+
 def sweep(orders: Sequence[tuple[list[tuple[PRV, int]], PRV | None]], counts: np.ndarray, delta: float,
           level: float, eps_error: float, n_max: int, cancel: Callable[[], bool] | None = None,
           progress: Callable[[float], None] | None = None) -> tuple[list[Bounds], float]:
     """Bounds on epsilon(delta) at each count (sorted, unique), the max over the orders of the
     pair; each order is (the other rows' PRVs with their counts, the varying row's PRV or None
     when it is trivial). Also returns the largest eps_error actually used (coarsened grids)."""
-    top = max(int(counts.max()), 1)
-    levels = np.minimum(np.floor(np.log(top / np.maximum(counts, 1)) / math.log(4.0)), 12).astype(int)
-    groups = [np.flatnonzero(levels == lv) for lv in np.unique(levels)]
+    groups = count_groups(counts)
     per_order, used = [], eps_error
     n_jobs = len(orders) * len(groups)
     for oi, (others, prv_j) in enumerate(orders):

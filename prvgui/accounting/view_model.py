@@ -5,11 +5,13 @@ data. No Qt, no files.
 ``cancel`` is a callable returning True (or an object with ``is_set()``, such as a
 ``threading.Event``); it is checked between stages and inside the composition loops (long
 numpy calls run in a helper thread meanwhile, compose.interruptible), so a cancel is honoured
-at once. ``progress(fraction, text)`` is called between stages.
+at once. ``progress(fraction, text)`` is called between stages and within the long ones (discretising,
+each row's power on the FFT path, chunk by chunk), with fractions that never decrease.
 """
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -22,12 +24,14 @@ from .accountant import Accountant
 from .validate import check_delta, check_eps_error, check_epsilon
 from .errors import Cancelled
 from .certified import CertifiedUpper, best_upper
+from .cost import VIEW_S
+from .estimate import Estimate
 from .curves import atom_kind, pld_for_plot, tradeoff_bounds
 from .mechanisms import Row
 from .pipeline import error_level
 from .profile import Bounds
 
-__all__ = ["Request", "Result", "Curve", "compute", "Cancelled"]
+__all__ = ["Request", "Result", "Curve", "compute", "estimate", "Estimate", "Cancelled"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,32 @@ def steps_counts(total: int, points: int) -> np.ndarray:
     return np.unique(np.round(np.concatenate([lin, geo])).astype(np.int64))
 
 
+def _wants_curves(request: Request) -> bool:
+    return request.profile_points > 0 or request.tradeoff_points > 0 or request.want_pld
+
+
+def _steps(request: Request) -> tuple[int, np.ndarray] | None:
+    """(row index, counts) of the request's epsilon-versus-count curve, or None."""
+    rows = request.rows
+    if request.steps_row is None or not 0 <= request.steps_row < len(rows):
+        return None
+    return request.steps_row, steps_counts(max(rows[request.steps_row].count, 1), request.steps_points)
+
+
+def estimate(request: Request) -> Estimate:
+    """What ``compute(request)`` will cost: seconds, peak bytes, the grid and why, worked out from
+    the plan in milliseconds (Accountant.estimate; cost.py). Raises ValueError for bad input."""
+    check_delta(request.delta)
+    check_eps_error(request.eps_error)
+    if request.epsilon is not None:
+        check_epsilon(request.epsilon)
+    curves = _wants_curves(request)
+    acc = Accountant(list(request.rows), request.eps_error, request.neighbouring, screen=not curves,
+                     group_size=request.group_size)
+    est = acc.estimate(delta=request.delta, epsilon=request.epsilon, curves=curves, steps=_steps(request))
+    return est + Estimate(VIEW_S, 0.0) if curves else est
+
+
 def compute(request: Request, progress: Callable[[float, str], None] | None = None,
             cancel=None) -> Result:
     """Run every query of ``request``; raises ValueError for bad input, Cancelled on cancel."""
@@ -129,13 +159,18 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     cancel_fn = _cancel_fn(cancel)
     given = list(request.rows)
 
+    shown, lock = [0.0], threading.Lock()  # the fraction never goes back (a coarsened grid starts
+    # over; the two orders of the pair report from two threads)
+
     def step(frac: float, text: str) -> None:
         if cancel_fn is not None and cancel_fn():
             raise Cancelled("computation cancelled")
         if progress is not None:
-            progress(frac, text)
+            with lock:
+                shown[0] = max(shown[0], frac)
+                progress(shown[0], text)
 
-    curves = request.profile_points > 0 or request.tradeoff_points > 0 or request.want_pld
+    curves = _wants_curves(request)
     acc = Accountant(given, request.eps_error, request.neighbouring, cancel=cancel_fn, screen=not curves,
                      group_size=request.group_size)
     rows = acc.rows  # each row's pair under the relation: every accountant below uses these
@@ -193,13 +228,11 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         x, dens, inf_mass, ax, am = pld_for_plot(profs[0], atoms=kind)
         pld = Curve("loss", x, {"density": dens})
         pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
-    if request.steps_row is not None and 0 <= request.steps_row < len(rows):
+    if (steps_of := _steps(request)) is not None:
         step(0.7, "epsilon versus count")
-        total = rows[request.steps_row].count
-        counts = steps_counts(max(total, 1), request.steps_points)
-        cs, bounds = acc.epsilon_vs_count(request.steps_row, counts, request.delta,
+        cs, bounds = acc.epsilon_vs_count(*steps_of, request.delta,
                                           progress=lambda f: step(0.7 + 0.28 * f, "epsilon versus count"))
-        others = cmp.epsilon_vs_count(rows, request.steps_row, cs, request.delta)
+        others = cmp.epsilon_vs_count(rows, steps_of[0], cs, request.delta)
         steps = Curve("count", cs.astype(float), {
             "lower": np.array([b.lower for b in bounds]),
             "estimate": np.array([b.estimate for b in bounds]),

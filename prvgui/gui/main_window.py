@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
-from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar,
-                               QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from ..accounting.view_model import Request
 from ..document.model import Document, RowSpec
 from .budget_view import BUDGET_TAB_TIP, BudgetView, scrolling
 from .calibrate_dialog import CalibrateDialog
+from .compute_view import ComputeView
 from .dpsgd_helper import HELPER_KINDS, DpSgdDialog, apply_helper, initial_for_row
 from .editor import CompositionEditor
 from .files import FileController, settings
@@ -25,8 +26,7 @@ from .results_panel import ResultsPanel
 from .steps_choice import StepsChoice
 from .targets import TargetsWidget
 from .undo import Editor
-from .widgets import ERROR_COLOR
-from .worker import InputError, Recomputer
+from .worker import InputError
 
 PROFILE_POINTS, TRADEOFF_POINTS, STEPS_POINTS = 100, 101, 40
 EXPORT_FILTERS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)", "csv": "CSV table (*.csv)"}
@@ -40,8 +40,10 @@ until they are fixed. Plots export as PNG, SVG and CSV.</p>"""
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, persist: bool = True, compute_fn: Callable | None = None) -> None:
-        """``compute_fn`` replaces the engine's ``compute`` (tests drive the window with a fake)."""
+    def __init__(self, persist: bool = True, compute_fn: Callable | None = None,
+                 estimate_fn: Callable | None = None) -> None:
+        """``compute_fn`` and ``estimate_fn`` replace the engine's ``compute`` and ``estimate``
+        (tests drive the window with fakes)."""
         super().__init__()
         self.persist = persist
         self.compute_fn = compute_fn
@@ -69,10 +71,13 @@ class MainWindow(QMainWindow):
         self.steps = StepsChoice(self.doc, steps_tab.row_choice)
         self.files = FileController(self, self.doc, self.stack, persist)
         self.files.check_inputs = self.targets.error
-        self.recomputer = Recomputer(self._make_request, compute_fn, parent=self)
         self.budget = BudgetView(self.doc)
         self._build_layout()
-        self._build_status()
+        self.computing = ComputeView(self, self._make_request, compute_fn, estimate_fn)
+        self.recomputer = self.computing.recomputer
+        # the status bar's widgets, for the commands below and the tests
+        self.status, self.progress = self.computing.status, self.computing.progress
+        self.cancel_button = self.computing.cancel_button
         self._build_menus()
         self._connect()
         self._update_title()
@@ -107,28 +112,6 @@ class MainWindow(QMainWindow):
         self.budget_tab = scrolling(self.budget)
         self.tabs.setTabToolTip(self.tabs.addTab(self.budget_tab, "Budget"), BUDGET_TAB_TIP)
         self.resize(1280, 800)
-
-    def _build_status(self) -> None:
-        bar = self.statusBar()
-        self.status = QLabel("")
-        self.status.setObjectName("status")
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        bar.addWidget(self.status, 1)
-        self.elapsed = QLabel("")
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.progress.setFixedWidth(220)
-        self.progress.setFormat("%p%")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setObjectName("cancel")
-        self.cancel_button.setToolTip("Stop the running computation")
-        self.cancel_button.clicked.connect(self.recomputer.cancel)
-        for w in (self.elapsed, self.progress, self.cancel_button):
-            bar.addPermanentWidget(w)
-        self._clock = QTimer(self)
-        self._clock.setInterval(100)
-        self._clock.timeout.connect(self._tick)
-        self._show_busy("idle")
 
     def _build_menus(self) -> None:
         mb = self.menuBar()
@@ -179,13 +162,6 @@ class MainWindow(QMainWindow):
         self.composition.actions_["dpsgd"].triggered.connect(self.open_dpsgd_helper)
         self.stack.cleanChanged.connect(self._update_title)
         self.files.path_changed.connect(self._update_title)
-        r = self.recomputer
-        r.state_changed.connect(self._show_busy)
-        r.progress.connect(self._on_progress)
-        r.result_ready.connect(self._on_result)
-        r.failed.connect(self._on_failed)
-        r.blocked.connect(self._on_blocked)
-        r.cancelled.connect(self._on_cancelled)
 
     # ------------------------------------------------------------ computing
     def _make_request(self) -> tuple[Request, Document]:
@@ -212,76 +188,10 @@ class MainWindow(QMainWindow):
         self._inputs_changed()
 
     def _inputs_changed(self) -> None:
-        self.recomputer.invalidate()
-        if self.last_result is not None:
-            self.results.set_stale("Recomputing…")
-
-    def _show_busy(self, state: str) -> None:
-        busy = state in ("pending", "running", "cancelling")
-        self.progress.setVisible(busy)
-        self.cancel_button.setVisible(busy)
-        self.cancel_button.setEnabled(state in ("pending", "running"))
-        if state == "running":
-            self.progress.setValue(0)
-            self._clock.start()
-            self._set_status("Computing…")
-        elif state == "pending":
-            self.progress.setValue(0)
-            self.elapsed.setText("")
-        elif state == "cancelling":
-            self._set_status("Cancelling…")
-        else:
-            self._clock.stop()
-
-    def _tick(self) -> None:
-        self.elapsed.setText(f"{self.recomputer.elapsed():.1f} s")
-
-    def _on_progress(self, fraction: float, text: str) -> None:
-        self.progress.setValue(int(1000 * max(0.0, min(1.0, fraction))))
-        self._set_status(f"Computing: {text}…")
-
-    def _on_result(self, result, snapshot: Document) -> None:
-        self.last_result, self.last_doc = result, snapshot
-        self.results.show_result(result)
-        for tab in self.plots.values():
-            tab.show_result(result)
-            tab.set_note(None)
-        self.elapsed.setText(f"{result.elapsed:.2f} s")
-        self._set_status(f"Done in {result.elapsed:.2f} s.")
-
-    def _on_failed(self, message: str) -> None:
-        message = message.replace("eps_error", "accuracy (ε error)")
-        self._set_status(f"Computation failed: {message}", error=True)
-        self.results.set_stale(f"Out of date. Computation failed: {message}", error=True)
-        self._plots_stale()
-
-    def _plots_stale(self) -> None:
-        for tab in self.plots.values():
-            if tab.result is not None:
-                tab.set_note("Out of date: the inputs changed (see the status bar)", error=True)
-
-    def _on_blocked(self, message: str) -> None:
-        empty = not len(self.doc)
-        self._set_status(message[0].upper() + message[1:], error=not empty)
-        if self.last_result is None or empty:
-            self.last_result = self.last_doc = None
-            self.results.clear(message[0].upper() + message[1:] + ".")
-            for tab in self.plots.values():  # a hint in place of empty axes
-                tab.clear(None if empty else message[0].upper() + message[1:] + ".")
-            self.results.set_stale(None)
-        else:
-            self.results.set_stale(f"Out of date: {message}", error=True)
-            self._plots_stale()
-
-    def _on_cancelled(self) -> None:
-        self._set_status("Cancelled. Edit anything or press F5 to compute again.")
-        if self.last_result is not None:
-            self.results.set_stale("Out of date: the computation was cancelled (F5 computes again).")
-            self._plots_stale()
+        self.computing.inputs_changed()
 
     def _set_status(self, text: str, error: bool = False) -> None:
-        self.status.setText(text)
-        self.status.setStyleSheet(f"color: {ERROR_COLOR};" if error else "")
+        self.computing.set_status(text, error)
 
     # ------------------------------------------------------------ commands
     def current_plot(self):
@@ -409,8 +319,7 @@ class MainWindow(QMainWindow):
         for dialog in self.findChildren(CalibrateDialog) + self.findChildren(DpSgdDialog):
             dialog.shutdown()
         self.budget.shutdown()
-        self.recomputer.shutdown()
-        self._clock.stop()
+        self.computing.stop()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.files.maybe_save():

@@ -7,7 +7,8 @@ greyed out and a banner says why (recomputing, or what to fix).
 With shuffled batches (``Result.epsilon_at_least``) the certified bound holds but no tight
 accountant exists: beside the headline the panel says in words that the true ε lies between
 the proven lower bound and the certified upper bound, with the Poisson number for contrast,
-marked as not a guarantee. The headline's publishable number stays the certified upper bound.
+marked as not a guarantee. The headline's publishable number stays the certified upper bound. Above it, the cost prompt
+asks before a costly computation starts (cost_prompt.py).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
 
 from ..accounting.certified import CertifiedUpper
 from ..accounting.view_model import untight_note
+from .cost_prompt import CostPrompt
 from .fmt import fmt, fmt_bound
 from .widgets import ERROR_COLOR, WARN_COLOR
 
@@ -152,6 +154,9 @@ class ResultsPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(3)
+        #: shown in place of a computation too costly to start unasked (compute_view.py)
+        self.prompt = CostPrompt()
+        lay.addWidget(self.prompt)
         self.banner = QLabel("")
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)

@@ -6,6 +6,12 @@ single-shot timer restarts. When the timer fires, ``factory()`` snapshots the do
 request (or raises ``InputError``, in which case nothing is computed) and the request is run
 on the worker; only the newest request's answer is ever shown. ``shutdown()`` cancels, quits
 and waits for the thread.
+
+Cost before work: the worker first asks the engine what the request will cost
+(``view_model.estimate``, milliseconds, nothing composed). Above PROMPT_SECONDS or
+PROMPT_BYTES nothing is computed: ``confirm_needed(estimate)`` is emitted and the state is
+"waiting" until ``confirm()`` runs that request (or an edit, ``cancel()`` or ``run_now()``
+replaces it).
 """
 from __future__ import annotations
 
@@ -14,10 +20,19 @@ from typing import Callable
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal, Slot
 
-from ..accounting.view_model import Request, compute
+from ..accounting.view_model import Estimate, Request, compute, estimate
 from .tasks import TaskRunner, failure_text
 
 DEBOUNCE_MS = 300
+#: a request estimated to take longer or more memory than this waits for confirm()
+PROMPT_SECONDS, PROMPT_BYTES = 5.0, 1e9
+
+
+class _Ask:
+    """The worker's answer for a request too costly to start unasked."""
+
+    def __init__(self, estimate: Estimate) -> None:
+        self.estimate = estimate
 
 
 class InputError(ValueError):
@@ -25,7 +40,8 @@ class InputError(ValueError):
 
 
 class Recomputer(QObject):
-    """Debounced, cancellable recomputation. States: idle, pending, running, cancelling."""
+    """Debounced, cancellable recomputation. States: idle, pending, running, cancelling, and
+    waiting (for ``confirm()`` of a costly request)."""
 
     state_changed = Signal(str)
     progress = Signal(float, str)
@@ -35,14 +51,28 @@ class Recomputer(QObject):
     #: the inputs cannot be computed (message says what to fix)
     blocked = Signal(str)
     cancelled = Signal()
-    #: after result_ready, failed, blocked or cancelled of the latest request
+    #: the latest request is estimated to cost more than the limits (the Estimate); nothing
+    #: runs until confirm()
+    confirm_needed = Signal(object)
+    #: the estimate of the request that is about to run (the Estimate)
+    estimated = Signal(object)
+    _estimated = Signal(int, object)  # from the worker thread: (request id, Estimate)
+    #: after result_ready, failed, blocked, cancelled or confirm_needed of the latest request
     finished = Signal()
 
     def __init__(self, factory: Callable[[], tuple[Request, object]], compute_fn: Callable | None = None,
-                 debounce_ms: int = DEBOUNCE_MS, parent: QObject | None = None) -> None:
+                 debounce_ms: int = DEBOUNCE_MS, parent: QObject | None = None,
+                 estimate_fn: Callable[[Request], Estimate] | None = None,
+                 limits: tuple[float | None, float | None] = (PROMPT_SECONDS, PROMPT_BYTES)) -> None:
+        """``compute_fn`` and ``estimate_fn`` replace the engine's (tests); ``limits`` are the
+        seconds and bytes above which a request waits for ``confirm()`` (None: no limit)."""
         super().__init__(parent)
         self._factory = factory
         self._compute = compute_fn or compute
+        self._estimate = estimate_fn or estimate
+        self.limits = limits
+        self._waiting: tuple[Request, object] | None = None
+        self._estimated.connect(self._on_estimated)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
@@ -90,6 +120,7 @@ class Recomputer(QObject):
         if self._closed:
             return
         self._runner.discard()
+        self._waiting = None
         self._timer.start()
         self._set_state("pending")
 
@@ -100,6 +131,7 @@ class Recomputer(QObject):
             return
         self._timer.stop()
         self._runner.discard()
+        self._waiting = None
         try:
             request, context = self._factory()
         except InputError as exc:
@@ -107,11 +139,32 @@ class Recomputer(QObject):
             self.blocked.emit(str(exc))
             self.finished.emit()
             return
+        self._submit(request, context, ask=True)
+
+    @Slot()
+    def confirm(self) -> None:
+        """Run the request that waits for confirmation (``confirm_needed``), whatever it costs."""
+        if self._closed or self._waiting is None:
+            return
+        request, context = self._waiting
+        self._waiting = None
+        self._submit(request, context, ask=False)
+
+    def _submit(self, request: Request, context: object, ask: bool) -> None:
         self._submitted += 1
         request = replace(request, request_id=self._submitted)
-        compute_fn = self._compute
+        compute_fn, estimate_fn, limits = self._compute, self._estimate, self.limits
+        estimated, rid = self._estimated, self._submitted
 
         def job(progress, cancel):
+            try:
+                cost = estimate_fn(request)
+            except Exception:  # noqa: BLE001 - an estimate that fails never blocks the work
+                cost = None
+            if cost is not None and ask and cost.exceeds(*limits):
+                return _Ask(cost), (request, context)
+            if cost is not None:
+                estimated.emit(rid, cost)
             return compute_fn(request, progress=progress, cancel=cancel), context
 
         self._clock.start()
@@ -125,7 +178,8 @@ class Recomputer(QObject):
         if self._runner.is_running():
             self._runner.cancel()
             self._set_state("cancelling")
-        elif self._state == "pending":
+        elif self._state in ("pending", "waiting"):
+            self._waiting = None
             self._set_state("idle")
             self.cancelled.emit()
             self.finished.emit()
@@ -135,14 +189,26 @@ class Recomputer(QObject):
         if self._closed:
             return
         self._closed = True
+        self._waiting = None
         self._timer.stop()
         self._runner.shutdown()
         self._set_state("idle")
 
     # ------------------------------------------------------------ worker answers
+    @Slot(int, object)
+    def _on_estimated(self, rid: int, cost: object) -> None:
+        if rid == self._submitted and self._state == "running":
+            self.estimated.emit(cost)
+
     @Slot(object)
     def _on_done(self, answer: object) -> None:
         result, context = answer
+        if isinstance(result, _Ask):
+            self._waiting = context
+            self._set_state("waiting")
+            self.confirm_needed.emit(result.estimate)
+            self.finished.emit()
+            return
         self._set_state("idle")
         self.result_ready.emit(result, context)
         self.finished.emit()

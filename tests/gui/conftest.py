@@ -71,13 +71,22 @@ def holding_engine(request, progress=None, cancel=None):
     return compute(request, progress=progress, cancel=cancel)
 
 
+def holding_estimate(request):
+    """The engine's estimate, except that a job of ``holding_engine`` costs nothing (it is
+    started at once, without the cost prompt)."""
+    from prvgui.accounting.view_model import Estimate, estimate
+    if any(r.count == HOLD_COUNT for r in request.rows):
+        return Estimate(0.0, 0.0)
+    return estimate(request)
+
+
 @pytest.fixture
 def window(qtbot, tmp_path):
     """A shown MainWindow whose dialogs answer by themselves (errors land in ``w.errors``); its
-    engine is ``holding_engine``."""
+    engine is ``holding_engine`` and ``holding_estimate``."""
     from prvgui.gui.main_window import MainWindow
 
-    w = MainWindow(persist=True, compute_fn=holding_engine)
+    w = MainWindow(persist=True, compute_fn=holding_engine, estimate_fn=holding_estimate)
     w.errors = []
     w.files.show_error = lambda title, text: w.errors.append(text)
     w.files.ask_unsaved = lambda: "discard"

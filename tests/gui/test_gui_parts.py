@@ -133,8 +133,10 @@ class FakeEngine:
     def __call__(self, request, progress=None, cancel=None):
         self.calls.append(request.request_id)
         progress(0.5, "working")
+        # (the token is a callable, or an object with is_set(), as view_model.compute takes it)
+        cancelled = cancel.is_set if hasattr(cancel, "is_set") else cancel
         while not self.release.wait(0.005):
-            if cancel.is_set():
+            if cancelled():
                 raise Cancelled("cancelled")
         if request.delta == 0.5:
             raise ValueError("the engine refused")

@@ -1,0 +1,196 @@
+"""The window's computing side: the background ``Recomputer``, the status bar (message,
+progress, clock, Cancel), the cost prompt, and what each answer does to the results panel
+and the plots.
+
+A request whose estimate (the engine's, ``view_model.estimate``) is over the Recomputer's
+limits is not started: the results area shows the cost prompt with the estimate and its
+reason, and the work starts on "Compute anyway". The progress bar follows the engine's
+progress, which moves within the long stages (discretising, the powers on the FFT path).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
+
+from ..accounting.estimate import Estimate
+from .widgets import ERROR_COLOR
+from .worker import Recomputer
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+#: estimates at least this long are shown beside the progress ("about 12 s")
+SHOW_ESTIMATE_SECONDS = 2.0
+
+
+def _sentence(message: str) -> str:
+    return message[0].upper() + message[1:]
+
+
+class ComputeView(QObject):
+    """Connects the window's Recomputer to the status bar, the cost prompt, the results panel
+    and the plots. ``window`` provides ``results``, ``plots``, ``doc`` and the
+    ``last_result``/``last_doc`` it keeps."""
+
+    def __init__(self, window: "MainWindow", make_request: Callable, compute_fn: Callable | None = None,
+                 estimate_fn: Callable | None = None) -> None:
+        super().__init__(window)
+        self.w = window
+        self.recomputer = Recomputer(make_request, compute_fn, parent=window, estimate_fn=estimate_fn)
+        self.prompt = window.results.prompt
+        self._estimate_text = ""
+        self._build_status()
+        r = self.recomputer
+        r.state_changed.connect(self._show_busy)
+        r.progress.connect(self._on_progress)
+        r.result_ready.connect(self._on_result)
+        r.failed.connect(self._on_failed)
+        r.blocked.connect(self._on_blocked)
+        r.cancelled.connect(self._on_cancelled)
+        r.confirm_needed.connect(self._on_confirm_needed)
+        r.estimated.connect(self._on_estimated)
+        self.prompt.compute_requested.connect(r.confirm)
+        self.prompt.cancel_requested.connect(r.cancel)
+
+    def _build_status(self) -> None:
+        bar = self.w.statusBar()
+        self.status = QLabel("")
+        self.status.setObjectName("status")
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bar.addWidget(self.status, 1)
+        self.elapsed = QLabel("")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setFixedWidth(220)
+        self.progress.setFormat("%p%")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancel")
+        self.cancel_button.setToolTip("Stop the running computation")
+        self.cancel_button.clicked.connect(self.recomputer.cancel)
+        for w in (self.elapsed, self.progress, self.cancel_button):
+            bar.addPermanentWidget(w)
+        self._clock = QTimer(self)
+        self._clock.setInterval(100)
+        self._clock.timeout.connect(self._tick)
+        self._show_busy("idle")
+
+    def set_status(self, text: str, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet(f"color: {ERROR_COLOR};" if error else "")
+
+    def stop(self) -> None:
+        self.recomputer.shutdown()
+        self._clock.stop()
+
+    # ------------------------------------------------------------ states
+    def inputs_changed(self) -> None:
+        self.recomputer.invalidate()
+        if self.w.last_result is not None:
+            self.w.results.set_stale("Recomputing…")
+
+    def _show_busy(self, state: str) -> None:
+        busy = state in ("pending", "running", "cancelling")
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        self.cancel_button.setEnabled(state in ("pending", "running"))
+        if state != "waiting" and self.prompt.isVisibleTo(self.w.results):
+            self.prompt.dismiss()
+            self._after_prompt(state)
+        if state == "running":
+            self.progress.setValue(0)
+            self._estimate_text = ""
+            self._clock.start()
+            self.set_status("Computing…")
+        elif state == "pending":
+            self.progress.setValue(0)
+            self.elapsed.setText("")
+        elif state == "cancelling":
+            self.set_status("Cancelling…")
+        else:
+            self._clock.stop()
+
+    def _after_prompt(self, state: str) -> None:
+        """The prompt's words in the results and plots give way to what happens instead."""
+        w = self.w
+        if state != "running" and state != "pending":
+            return  # cancelled: _on_cancelled says so
+        if w.last_result is not None:
+            w.results.set_stale("Recomputing…")
+            return
+        w.results.clear("Computing… (progress in the status bar)")
+        for tab in w.plots.values():
+            tab.clear("Computing…")
+
+    def _tick(self) -> None:
+        self.elapsed.setText(f"{self.recomputer.elapsed():.1f} s")
+
+    # ------------------------------------------------------------ answers
+    def _on_estimated(self, estimate: Estimate) -> None:
+        if estimate.seconds >= SHOW_ESTIMATE_SECONDS:
+            self._estimate_text = f" (estimated {estimate.describe()})"
+            self.set_status(f"Computing{self._estimate_text}…")
+
+    def _on_progress(self, fraction: float, text: str) -> None:
+        self.progress.setValue(int(1000 * max(0.0, min(1.0, fraction))))
+        self.set_status(f"Computing: {text}{self._estimate_text}…")
+
+    def _on_confirm_needed(self, estimate: Estimate) -> None:
+        self.elapsed.setText("")
+        self.prompt.ask(estimate)
+        self.set_status(f"Not started: this would take {estimate.describe()}. "
+                        "“Compute anyway” (in the results) starts it.")
+        if self.w.last_result is not None:
+            self.w.results.set_stale("Out of date: the new settings wait for “Compute anyway”.")
+            self._plots_stale()
+        else:
+            self.w.results.clear("Not computed yet: the settings wait for “Compute anyway” above.")
+            for tab in self.w.plots.values():
+                tab.clear("Not computed yet (see the note above the results).")
+
+    def _on_result(self, result, snapshot) -> None:
+        w = self.w
+        w.last_result, w.last_doc = result, snapshot
+        w.results.show_result(result)
+        for tab in w.plots.values():
+            tab.show_result(result)
+            tab.set_note(None)
+        self.elapsed.setText(f"{result.elapsed:.2f} s")
+        self.set_status(f"Done in {result.elapsed:.2f} s.")
+
+    def _on_failed(self, message: str) -> None:
+        message = message.replace("eps_error", "accuracy (ε error)")
+        self.set_status(f"Computation failed: {message}", error=True)
+        self.w.results.set_stale(f"Out of date. Computation failed: {message}", error=True)
+        self._plots_stale()
+
+    def _plots_stale(self) -> None:
+        for tab in self.w.plots.values():
+            if tab.result is not None:
+                tab.set_note("Out of date: the inputs changed (see the status bar)", error=True)
+
+    def _on_blocked(self, message: str) -> None:
+        w = self.w
+        empty = not len(w.doc)
+        self.set_status(_sentence(message), error=not empty)
+        if w.last_result is None or empty:
+            w.last_result = w.last_doc = None
+            w.results.clear(_sentence(message) + ".")
+            for tab in w.plots.values():  # a hint in place of empty axes
+                tab.clear(None if empty else _sentence(message) + ".")
+            w.results.set_stale(None)
+        else:
+            w.results.set_stale(f"Out of date: {message}", error=True)
+            self._plots_stale()
+
+    def _on_cancelled(self) -> None:
+        self.set_status("Cancelled. Edit anything or press F5 to compute again.")
+        if self.w.last_result is None and len(self.w.doc):
+            self.w.results.clear("Not computed: cancelled. Edit anything or press F5 to compute.")
+            for tab in self.w.plots.values():
+                tab.clear("Not computed (cancelled).")
+        elif self.w.last_result is not None:
+            self.w.results.set_stale("Out of date: the computation was cancelled (F5 computes again).")
+            self._plots_stale()
