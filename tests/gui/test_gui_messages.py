@@ -53,7 +53,8 @@ def _bad_values(spec, optional):
 @pytest.mark.parametrize("kind,name,label,optional", FIELDS)
 def test_typing_a_bad_parameter_names_the_label_and_the_value_once(qtbot, window, kind, name, label,
                                                                    optional):
-    window.doc.reset([RowSpec.default(kind)], "add_remove", FAST_TARGETS)
+    relation = "add_remove" if RowSpec.default(kind).error("add_remove") is None else "replace_one"
+    window.doc.reset([RowSpec.default(kind)], relation, FAST_TARGETS)
     window.composition.select_row(0)
     form = window.composition.form
     edit = form.params[name].edit

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL
 from ..subsampling import blind_subsample
 from .base import Mechanism
@@ -81,12 +80,14 @@ class GaussianMixturePair(_MixturePair):
         return _mix.group_gaussian_prv(s, q, k, order)
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
-        """RDP of the pair (mixture.py), inf where it is not certified."""
+        """RDP of the pair (mixture_rdp.py: an upper bound, inf where it is not certified), the
+        larger of the two orders under add/remove."""
         if math.isinf(self.noise):
             return np.full(orders.shape, math.inf)
-        from .. import mixture as _mix
-        return _mix.mixture_rdp("gaussian", self.noise, self.sampling_rate, self.group_size,
-                                self.replace, orders)
+        from ..mixture_rdp import mixture_rdp
+        pairs = ("replace",) if self.replace else ("remove", "add")
+        return np.maximum.reduce([mixture_rdp(p, self.noise, self.sampling_rate, self.group_size, orders)
+                                  for p in pairs])
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,7 @@ class LaplaceMixturePair(_MixturePair):
         e, q, k = self.eps0, self.sampling_rate, self.group_size
         if math.isinf(e):
             return _blind(q, k, self.replace, order)
-        from .. import mixture as _mix
+        from .. import mixture_laplace as _mix
         if self.replace:
             return _mix.replace_laplace_prv(e, q, k)
         return _mix.group_laplace_prv(e, q, k, order)
@@ -130,9 +131,11 @@ class LaplaceMixturePair(_MixturePair):
         return (top, 0.0)
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
-        """The RDP of eps'-randomized response, eps' the pair's largest loss: the eps'-DP
-        pair dominates every eps'-DP pair, so its Renyi divergences are larger."""
-        e, d = self.eps_delta()
-        if d > 0:
+        """RDP of the pair (mixture_rdp.py, capped by eps'-randomized response's, eps' the
+        largest loss), the larger of the two orders under add/remove."""
+        if math.isinf(self.eps0):
             return np.full(orders.shape, math.inf)
-        return _rdp.rr_rdp(e, orders)
+        from ..mixture_rdp import mixture_rdp
+        pairs = ("replace",) if self.replace else ("remove", "add")
+        return np.maximum.reduce([mixture_rdp(p, self.eps0, self.sampling_rate, self.group_size, orders,
+                                              laplace=True) for p in pairs])
