@@ -54,7 +54,7 @@ Array = np.ndarray
 _U = 2.0 ** -53
 _LOG_SQRT2PI = 0.5 * math.log(2 * math.pi)
 #: the point error E is POINT_ULPS u times the size of the loss's coefficients
-POINT_ULPS = 64
+POINT_ULPS = 16
 _CHUNK = 1 << 15
 _TINY_W = 1e-300  # weights below this enter the tails in log space
 
