@@ -75,7 +75,8 @@ def _check_k(k: int) -> int:
 
 def binomial_weights(q: float, k: int) -> tuple[Array, Array]:
     """(w, log w): w_j = C(k, j) q^j (1-q)^(k-j) from exact integers, rounded once (~1 ulp;
-    0 when it underflows, log w then from a power-of-two scaling). 0 < q < 1."""
+    0 when it underflows, log w then from a power-of-two scaling; log w_0 = k log1p(-q) and
+    log w_k = k log q directly). 0 < q < 1."""
     m, d = float(q).as_integer_ratio()  # q = m / 2^e exactly, 1 - q = (d - m) / 2^e
     e, r = d.bit_length() - 1, d - m
     pm, pr = [1], [1]
@@ -89,6 +90,8 @@ def binomial_weights(q: float, k: int) -> tuple[Array, Array]:
         top = float(n >> sh)  # 64 leading bits: <= 1 ulp, then one rounding
         w[j] = math.ldexp(top, sh - e * k)
         lw[j] = math.log(w[j]) if w[j] > _TINY_W else math.log(top) + (sh - e * k) * math.log(2.0)
+    # the ends may be close to 1: their logs to a few ulps relative (0 < w_j <= 1/2 in between)
+    lw[0], lw[k] = k * math.log1p(-q), k * math.log(q)
     return w, lw
 
 
@@ -165,7 +168,7 @@ def _lse(lw: Array, j: Array, x: Array, s2: float) -> tuple[Array, Array]:
     with np.errstate(invalid="ignore"):
         e = np.exp(a - np.where(np.isfinite(m), m, 0.0))
     tot = e.sum(axis=0)
-    return m + np.log(tot), (j @ e) / (tot * s2)
+    return m + np.log(tot), (j[:, None] * e).sum(axis=0) / (tot * s2)
 
 
 def _mix_tail(w: Array, lw: Array, j: Array, x: Array, s: float, upper: bool) -> Array:
@@ -174,17 +177,21 @@ def _mix_tail(w: Array, lw: Array, j: Array, x: Array, s: float, upper: bool) ->
     if upper:
         z = -z
     big = w > _TINY_W
-    out = w[big] @ ndtr(z[big])
+    out = (w[big, None] * ndtr(z[big])).sum(axis=0)  # row by row: the same for any length
     if not big.all():  # tiny weights: in log space (they never dominate a tail above 1e-300)
         with np.errstate(divide="ignore"):
             out = out + np.exp(lw[~big, None] + log_ndtr(z[~big])).sum(axis=0)
-    return out
+    return np.minimum(out, 1.0)  # the weights' sum may round above 1
 
 
 def _check_gauss(s: float, q: float, k: int) -> tuple[float, float, int]:
-    if isinstance(s, float) and math.isinf(s):
+    """s finite (inf is refused: the subsampled kind passes inf for "no noise"). s below 1e-6
+    (losses beyond 10^11 nats) is taken as no noise: the noisy pair is a post-processing of the
+    noiseless one, so this only adds privacy loss."""
+    if isinstance(s, (int, float)) and math.isinf(s):
         raise ValueError("noise s must be finite (s = 0: no noise)")
-    return _check("noise s", s), _check("sampling rate q", q, 0.0, 1.0), _check_k(k)
+    s = _check("noise s", s)
+    return (0.0 if s < 1e-6 else s), _check("sampling rate q", q, 0.0, 1.0), _check_k(k)
 
 
 def _order(order: str) -> str:
@@ -215,11 +222,13 @@ def group_gaussian_prv(s: float, q: float, k: int, order: str) -> PRV:
         m = a.max(axis=0)
         e = np.exp(a - m)
         tot = e.sum(axis=0)
-        return m + np.log(tot), (b @ e) / tot
+        return m + np.log(tot), (b[:, None] * e).sum(axis=0) / tot
 
     def loss(x: Array) -> Array:
         return _lse(lw, j, x, s2)[0]
     table = _table(h, -40.0 * s - 1.0, k + 40.0 * s + 1.0)
+    x_sat = (-41.0 * s - 1.0, k + 41.0 * s + 1.0)
+    r_sat = tuple(float(v) for v in h(np.array(x_sat))[0])
 
     def x_of(t: Array) -> Array:
         """x_t with l(x_t) = t, for t > t0 (r = log(e^{t - t0} - 1) = h(x_t))."""
@@ -227,9 +236,9 @@ def group_gaussian_prv(s: float, q: float, k: int, order: str) -> PRV:
         with np.errstate(divide="ignore", over="ignore"):
             r = np.where(d > 30.0, d + np.log1p(-np.exp(-np.maximum(d, 30.0))),
                          np.log(np.expm1(np.minimum(d, 30.0))))
-        x = np.full(r.shape, np.nan)
-        ok = np.isfinite(r)
-        x[r == np.inf], x[r == -np.inf] = np.inf, -np.inf
+        # beyond +-x_sat every ndtr argument is beyond +-41: the tails are 0 and 1 in floats
+        x = np.where(r >= r_sat[1], x_sat[1], x_sat[0])
+        ok = (r > r_sat[0]) & (r < r_sat[1])
         rr = r[ok]
         hi = np.min((rr[:, None] - c[None, :]) / b[None, :], axis=1)  # h(hi) >= r
         lo = np.min((rr[:, None] - lk - c[None, :]) / b[None, :], axis=1)  # h(lo) <= r
@@ -312,11 +321,13 @@ def replace_gaussian_prv(s: float, q: float, k: int) -> PRV:
 
     table = _table(loss_d, 0.0, k + 40.0 * s + 1.0)
 
+    x_sat = k + 41.0 * s + 1.0  # beyond it every ndtr argument is beyond +-41
+    t_sat = float(loss_d(np.array([x_sat]))[0][0])
+
     def x_of(t: Array) -> Array:
         at = np.abs(t)
-        x = np.zeros(t.shape)
-        x[at == np.inf] = np.inf
-        m = (at > 0) & np.isfinite(at)
+        x = np.where(at >= t_sat, x_sat, 0.0)
+        m = (at > 0) & (at < t_sat)
         tm = at[m]
         # l(x) >= A(x) - A(0) >= lw_j + (j x - j^2/2)/s^2 - A(0) for x >= 0
         hi = np.min(s2 * (tm[:, None] + a0 - lw[None, 1:]) / j[None, 1:] + 0.5 * j[None, 1:], axis=1)
@@ -357,7 +368,7 @@ def _lap_between(w: Array, lw: Array, mu: Array, a: Array | float, b: Array | fl
                                          - np.expm1(-e * np.maximum(b - m, 0.0)))))
     log_g -= math.log(2.0)
     big = w > _TINY_W
-    out = w[big] @ np.exp(log_g[big])
+    out = (w[big, None] * np.exp(log_g[big])).sum(axis=0)
     if not big.all():
         out = out + np.exp(lw[~big, None] + log_g[~big]).sum(axis=0)
     return out
@@ -409,7 +420,9 @@ class _GroupLoss:
 
 
 def _check_lap(eps0: float, q: float, k: int) -> tuple[float, float, int]:
-    return _check("eps0", eps0), _check("sampling rate q", q, 0.0, 1.0), _check_k(k)
+    """eps0 above 1e6 is taken as no noise (inf), as s < 1e-6 for the Gaussian."""
+    e = _check("eps0", eps0)
+    return (math.inf if e > 1e6 else e), _check("sampling rate q", q, 0.0, 1.0), _check_k(k)
 
 
 def group_laplace_prv(eps0: float, q: float, k: int, order: str) -> PRV:
@@ -489,10 +502,11 @@ def replace_laplace_prv(eps0: float, q: float, k: int) -> PRV:
         return kl_integrand("psi", loss(x), lq)
     mid, err = kl_pair(f, refined_breaks(-float(k), float(k), list(j) + list(-j), 1.0 / e))
     # Q(X <= -k) = e^{t_hi - e k} / 2 (loss -t_max), Q(X >= k) = e^{t_lo - e k} / 2 (loss t_max)
-    m_hi = 0.5 * math.exp(k * math.log1p((1 - q) * math.expm1(-e)))  # e^{t_hi - e k} / 2
-    m_lo = 0.5 * math.exp(g.t_lo - e * k)
-    consts = float(kl_integrand("psi", np.array([-t_max]), np.array([math.log(m_hi)]))[0]
-                   + kl_integrand("psi", np.array([t_max]), np.array([math.log(m_lo)]))[0])
+    log_hi = math.log(0.5) + k * math.log1p((1 - q) * math.expm1(-e))  # log(e^{t_hi - e k} / 2)
+    log_lo = math.log(0.5) + g.t_lo - e * k
+    m_hi, m_lo = math.exp(log_hi), math.exp(log_lo)
+    consts = float(kl_integrand("psi", np.array([-t_max]), np.array([log_hi]))[0]
+                   + kl_integrand("psi", np.array([t_max]), np.array([log_lo]))[0])
     err += 1e-15 * abs(consts) + _point_err(g.size + abs(g.t_lo))
     # under P: X >= k w.p. e^{t_hi - e k} / 2 (loss t_max), X <= -k w.p. e^{t_lo - e k} / 2
     atoms = ((-t_max, m_lo), (t_max, m_hi))
