@@ -1,4 +1,4 @@
-"""The mixture pairs (mixture.py, mixture_rdp.py) against independent references.
+"""The mixture pairs (mixture.py, mixture_laplace.py, mixture_rdp.py) against independent references.
 
 References: mpmath at 50 digits straight from the mixture densities (class Pair below; no
 prvgui code), the existing Poisson-subsampled kinds at k = 1, dp-accounting 0.6.0 (its exact
@@ -16,6 +16,7 @@ import pytest
 
 from prvgui.accounting import Accountant, Row, SubsampledGaussian, SubsampledLaplace
 from prvgui.accounting import mixture as mx
+from prvgui.accounting import mixture_laplace as ml
 from prvgui.accounting.discretize import CDF_ULPS, discretize
 from prvgui.accounting.kinds.base import Mechanism, Param, param
 from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv
@@ -76,7 +77,7 @@ class Pair:
 
     def x_of(self, t, x0=None):
         """The root of loss(x) = t in [lo, hi] (an end when t is outside the loss's range
-        there): bracketed near x0 when given, then mpmath's Anderson-Bjorck solver."""
+        there): bracketed near x0 when given, then regula falsi (Illinois) with bisection."""
         t = mp.mpf(t)
         lo, hi = self.lo, self.hi
         f = (lambda x: self.loss(x) - t) if self.inc else (lambda x: t - self.loss(x))
@@ -91,10 +92,23 @@ class Pair:
                 if f(a) < 0 < f(b):
                     lo, hi = a, b
                     break
-        while hi - lo > mp.mpf(10) ** -3 * (1 + abs(lo)):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
-        return mp.findroot(f, (lo, hi), solver="anderson")
+        # Illinois (regula falsi, halving the weight of an end that stays), bisection every
+        # fourth step, to 45 digits
+        flo, fhi, side = f(lo), f(hi), 0
+        for i in range(400):
+            if hi - lo <= mp.mpf(10) ** -45 * (1 + abs(lo)):
+                break
+            x = (lo + hi) / 2 if i % 4 == 3 else (lo * fhi - hi * flo) / (fhi - flo)
+            fx = f(x)
+            if fx == 0:
+                return x
+            if fx < 0:
+                lo, flo = x, fx
+                fhi, side = (fhi / 2 if side == -1 else fhi), -1
+            else:
+                hi, fhi = x, fx
+                flo, side = (flo / 2 if side == 1 else flo), 1
+        return (lo + hi) / 2
 
     def hockey(self, eps):
         """delta(eps) = int (p1 - e^eps p2)_+ dx by mp.quad over the densities (split where
@@ -123,8 +137,8 @@ def build(noise, param_, q, k, pair):
     if noise == "gaussian":
         return mx.replace_gaussian_prv(param_, q, k) if pair.startswith("replace") else \
             mx.group_gaussian_prv(param_, q, k, pair)
-    return mx.replace_laplace_prv(param_, q, k) if pair.startswith("replace") else \
-        mx.group_laplace_prv(param_, q, k, pair)
+    return ml.replace_laplace_prv(param_, q, k) if pair.startswith("replace") else \
+        ml.group_laplace_prv(param_, q, k, pair)
 
 
 # ---------------------------------------------------------------- the ulp contract
@@ -306,7 +320,7 @@ def test_group_of_one_is_the_subsampled_gaussian(s, q, order):
 @pytest.mark.parametrize("e,q", [(0.1, 0.001), (1.0, 0.1), (5.0, 0.9), (1.0, 0.5), (0.01, 0.3)])
 @pytest.mark.parametrize("order", ["remove", "add"])
 def test_group_of_one_is_the_subsampled_laplace(e, q, order):
-    a, b = mx.group_laplace_prv(e, q, 1, order), subsampled_laplace_prv(e, q, order)
+    a, b = ml.group_laplace_prv(e, q, 1, order), subsampled_laplace_prv(e, q, order)
     for (la, ma), (lb, mb) in zip(sorted(a.atoms), sorted(b.atoms)):
         assert la == pytest.approx(lb, rel=4 * U) and ma == pytest.approx(mb, rel=8 * U)
     assert a.cont.mass == pytest.approx(b.cont.mass, rel=8 * U)
@@ -373,7 +387,7 @@ def test_laplace_group_of_one_matches_dp_accounting(e, q):
     eps = [0.0, 0.01, 0.1, 0.5]
     for order, adj in (("remove", plm.AdjacencyType.REMOVE), ("add", plm.AdjacencyType.ADD)):
         theirs = plm.LaplacePrivacyLoss(1 / e, sampling_prob=q, adjacency_type=adj).get_delta_for_epsilon(eps)
-        prv, ref = mx.group_laplace_prv(e, q, 1, order), Pair("laplace", e, q, 1, order)
+        prv, ref = ml.group_laplace_prv(e, q, 1, order), Pair("laplace", e, q, 1, order)
         for x, d in zip(eps, theirs):
             assert _delta_of(prv, ref, x) == pytest.approx(d, rel=1e-9, abs=1e-14)
     with pytest.raises(NotImplementedError):
@@ -381,13 +395,13 @@ def test_laplace_group_of_one_matches_dp_accounting(e, q):
     k = 3
     full = plm.LaplacePrivacyLoss(1 / e, sensitivity=2 * k).get_delta_for_epsilon(eps)
     for x, d in zip(eps, full):
-        assert mx.replace_laplace_prv(e, 1.0, k).delta(x) == pytest.approx(d, rel=1e-9, abs=1e-14)
+        assert ml.replace_laplace_prv(e, 1.0, k).delta(x) == pytest.approx(d, rel=1e-9, abs=1e-14)
 
 
 # ---------------------------------------------------------------- degenerate inputs
 def test_edge_cases():
     assert mx.group_gaussian_prv(1.0, 0.0, 3, "remove") is TRIVIAL
-    assert mx.replace_laplace_prv(0.0, 0.5, 3) is TRIVIAL
+    assert ml.replace_laplace_prv(0.0, 0.5, 3) is TRIVIAL
     assert mx.replace_gaussian_prv(1.0, 0.0, 2) is TRIVIAL
     # q = 1: the plain mechanism with k (add/remove) or 2k (replace) times the sensitivity
     for eps in (0.0, 1.0, 4.0):
@@ -397,15 +411,15 @@ def test_edge_cases():
         assert g.delta(eps) == pytest.approx(ref, abs=1e-12)
         assert mx.replace_gaussian_prv(4.0, 1.0, 3).delta(eps) == pytest.approx(ref, abs=1e-12)
         lap = max(0.0, -math.expm1((eps - 1.2) / 2)) if eps < 1.2 else 0.0
-        assert mx.group_laplace_prv(0.4, 1.0, 3, "remove").delta(eps) == pytest.approx(lap, abs=1e-12)
-        assert mx.replace_laplace_prv(0.2, 1.0, 3).delta(eps) == pytest.approx(lap, abs=1e-12)
+        assert ml.group_laplace_prv(0.4, 1.0, 3, "remove").delta(eps) == pytest.approx(lap, abs=1e-12)
+        assert ml.replace_laplace_prv(0.2, 1.0, 3).delta(eps) == pytest.approx(lap, abs=1e-12)
     # no noise: the outputs differ unless no record of the group is sampled
     w0 = 0.9 ** 3
     for prv in (mx.group_gaussian_prv(0.0, 0.1, 3, "remove"), mx.replace_gaussian_prv(0.0, 0.1, 3),
-                mx.group_laplace_prv(math.inf, 0.1, 3, "remove"), mx.replace_laplace_prv(math.inf, 0.1, 3)):
+                ml.group_laplace_prv(math.inf, 0.1, 3, "remove"), ml.replace_laplace_prv(math.inf, 0.1, 3)):
         for eps in (0.0, 1.0, 10.0):
             assert prv.delta(eps) == pytest.approx(1 - w0, rel=1e-14)
-    for prv in (mx.group_gaussian_prv(0.0, 0.1, 3, "add"), mx.group_laplace_prv(math.inf, 0.1, 3, "add")):
+    for prv in (mx.group_gaussian_prv(0.0, 0.1, 3, "add"), ml.group_laplace_prv(math.inf, 0.1, 3, "add")):
         assert prv.delta(0.0) == pytest.approx(1 - w0, rel=1e-14) and prv.delta(1.0) == 0.0
     for bad in (dict(s=math.nan), dict(s=-1.0), dict(s=math.inf), dict(q=1.5), dict(q=math.nan),
                 dict(k=0), dict(k=2.5), dict(k=True)):
@@ -415,9 +429,9 @@ def test_edge_cases():
         with pytest.raises(ValueError):
             mx.replace_gaussian_prv(args["s"], args["q"], args["k"])
     with pytest.raises(ValueError):
-        mx.group_laplace_prv(1.0, 0.1, 2, "replace")
+        ml.group_laplace_prv(1.0, 0.1, 2, "replace")
     with pytest.raises(ValueError):
-        mx.replace_laplace_prv(math.nan, 0.1, 2)
+        ml.replace_laplace_prv(math.nan, 0.1, 2)
 
 
 def test_tails_at_extreme_arguments():

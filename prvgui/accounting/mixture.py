@@ -18,10 +18,17 @@ Pairs (P, Q); the PRV is Y = log(dP/dQ)(X), X ~ P; the swapped order is the pair
   2024; for fixed-size batches Balle, Barthe, Gaboardi 2018). The replaced records' sampled
   contributions x and x' have norm at most 1 each; reflection x -> -x maps P to Q and Q to P,
   so (Q, P) has the same PRV as (P, Q) and one order suffices. q = 1: sensitivity 2k.
-* group_laplace_prv / replace_laplace_prv: the same with Lap(j, 1/eps0) in place of N(j, s^2)
-  (scalar queries of L1 sensitivity 1: Laplace shifts dominate scalar shifts of norm <= j).
-  The loss is constant for x <= 0 and x >= k (group), x <= -k and x >= k (replace): two atoms
-  per order, a continuous part between.
+* group_laplace_prv / replace_laplace_prv (mixture_laplace.py): the same with Lap(j, 1/eps0)
+  in place of N(j, s^2), for a scalar query of L1 sensitivity 1 (the sampled records move it
+  by at most j; the Laplace shift pair by exactly j dominates). The loss is constant for
+  x <= 0 and x >= k (group), x <= -k and x >= k (replace): two atoms per order, a
+  continuous part between. q = 1: the Laplace pair with eps0 k (group) or 2 k eps0 (replace).
+* Renyi divergences of all four pairs (RDP bounds): mixture_rdp.py.
+* q = 0: TRIVIAL. No noise (s = 0, eps0 = inf) is the pair without noise: the loss is
+  log w_0 (remove) or 0 (replace) when no record of the group is sampled, +inf otherwise.
+  s < 1e-6 and eps0 > 1e6 are taken as no noise (the noisy pair is a post-processing of the
+  noiseless one, so this only adds privacy loss); s = inf is refused (ambiguous: the
+  subsampled kind's ``noise`` property returns inf for sigma = 0).
 
 dp-accounting 0.6.0 (read, not used): from_gaussian_mechanism(..., REPLACE_ONE) uses
 mu_upper = (1-q) N(0) + q N(-1), mu_lower = (1-q) N(0) + q N(1): our k = 1 replace pair
@@ -29,23 +36,32 @@ reflected, so the same PLD. Its MixtureGaussianPrivacyLoss(sensitivities 0..k, p
 REMOVE is sum_j w_j N(-j) vs N(0) (ours reflected), ADD is N(0) vs sum_j w_j N(j) (our add).
 Its Laplace mechanism has no REPLACE_ONE (LaplacePrivacyLoss raises for REPLACE).
 
-All four likelihood ratios are nondecreasing in x, so F_Y(t) = P(X <= x_t) and each tail is a
-sum of positive terms (cdf and sf computed directly, relative precision in both tails). x_t:
-Gaussian, safeguarded Newton on the loss in log space (for the group, on the convex
-h(x) = log sum_{j>=1} (w_j/w_0) e^{(jx - j^2/2)/s^2} = log(e^{t - log w_0} - 1), from above,
-monotone); Laplace, closed form piece by piece. The weights are exact rationals rounded once.
-Accuracy (test_mixture checks it against mpmath): the computed cdf/sf at t are within
-CDF_ULPS ulps of the exact ones at a point t' with |t' - t| <= 128 u (1 + |t|) + E, E a
-constant of the pair (rounding of the loss's coefficients, POINT_ULPS u times their size);
-E (below 1e-11 for s >= 0.01, k <= 100) is added to mean_err, which discretize's bias carries.
-The means are KL divergences with non-negative integrands (subsampling.kl_integrand).
+All four likelihood ratios are nondecreasing in x (Gaussian: the log ratio is a difference
+of log-sum-exps of lines with slopes j/s^2, with derivative A'(x) + A'(-x) > 0 for replace;
+Laplace: derivative 2 eps0 (1 - P_x(j < x)) > 0 on (0, k)), so F_Y(t) = P(X <= x_t) with x_t
+the inverse of the loss, and each tail is a sum of positive terms: cdf and sf are computed
+directly, each with relative precision in its own tail. x_t, Gaussian: Newton in log space,
+safeguarded by its bracket (secant or bisection when a step leaves it), started from a table;
+for the group it solves the convex h(x) = log sum_{j>=1} (w_j/w_0) e^{(jx - j^2/2)/s^2}
+= log(e^{t - log w_0} - 1), whose slopes lie in [1/s^2, k/s^2]; beyond the points where every
+ndtr argument exceeds 41 the tails are exactly 0 and 1 in floats and x_t is not needed.
+Laplace: closed form piece by piece. The weights are exact rationals rounded once.
+
+Accuracy (test_mixture checks it against mpmath at 50 digits on the brief's grid): the
+computed cdf and sf at t are within CDF_ULPS ulps (relative; the cdf right of its median:
+of the part's mass) of the exact ones at a point t' with |t' - t| <= 128 u (1 + |t|), what
+discretize.py allows. As a margin for parameters outside the tested grid, a point error
+E = POINT_ULPS u (1 + size of the loss's coefficients: |log w_j|, k^2 / s^2) is added to
+mean_err, which discretize's bias carries (E < 1e-12 for s >= 0.1, k <= 10).
+The means are KL divergences with non-negative integrands (subsampling.kl_integrand), by
+composite Gauss-Legendre with its error estimate in mean_err.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, logsumexp, ndtr
+from scipy.special import log_ndtr, ndtr
 
 from .prv import PRV, TRIVIAL, Continuous, point_mass
 from .subsampling import blind_subsample, kl_integrand, kl_pair, refined_breaks
@@ -350,168 +366,3 @@ def replace_gaussian_prv(s: float, q: float, k: int) -> PRV:
     centre = float(loss_d(np.array([k * q]))[0][0])
     cont = Continuous(-math.inf, math.inf, 1.0, _chunked(cdf), _chunked(sf), centre)
     return PRV((), 0.0, cont, mean, err)
-
-
-# ------------------------------------------------------------------ Laplace mixtures
-def _lap_between(w: Array, lw: Array, mu: Array, a: Array | float, b: Array | float,
-                 e: float) -> Array:
-    """sum_j w_j P(a < L_j <= b), L_j ~ Lap(mu_j, 1/e), a <= b, each term without cancellation."""
-    a, b = np.broadcast_arrays(np.atleast_1d(np.asarray(a, dtype=float)),
-                               np.atleast_1d(np.asarray(b, dtype=float)))
-    a, b = a[None, :], b[None, :]
-    m = mu[:, None]
-    width = -np.expm1(-e * (b - a))  # 1 - e^{-e (b - a)}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_g = np.where(b <= m, -e * (m - b) + np.log(width),
-                         np.where(a >= m, -e * (a - m) + np.log(width),
-                                  np.log(-np.expm1(-e * np.maximum(m - a, 0.0))
-                                         - np.expm1(-e * np.maximum(b - m, 0.0)))))
-    log_g -= math.log(2.0)
-    big = w > _TINY_W
-    out = (w[big, None] * np.exp(log_g[big])).sum(axis=0)
-    if not big.all():
-        out = out + np.exp(lw[~big, None] + log_g[~big]).sum(axis=0)
-    return out
-
-
-def _laplace(e: float) -> PRV:
-    """Lap(e) vs Lap(0) in units of the scale (q = 1): loss in [-e, e], F(t) = e^{(t-e)/2}/2."""
-    lo_mass, mass = 0.5 * math.exp(-e), 0.5 * -math.expm1(-e)
-
-    def cdf(t: Array) -> Array:  # (e^{(t+e)/2} - 1) e^{-e} / 2
-        return lo_mass * np.expm1((np.clip(np.asarray(t, dtype=float), -e, e) + e) / 2)
-
-    def sf(t: Array) -> Array:
-        return -0.5 * np.expm1((np.clip(np.asarray(t, dtype=float), -e, e) - e) / 2)
-    mean = e + math.expm1(-e) if e >= 0.5 else float(
-        sum((-1) ** (n % 2) * e ** n / math.factorial(n) for n in range(2, 30)))
-    return PRV(((e, 0.5), (-e, lo_mass)), 0.0, Continuous(-e, e, mass, cdf, sf, 0.0), mean,
-               1e-14 * mean)
-
-
-class _GroupLoss:
-    """l(x) = log sum_j w_j e^{e (|x| - |x - j|)}: t_lo for x <= 0, t_hi for x >= k, and on
-    [m, m+1] log(C_m + D_m e^{2 e x}), C_m = sum_{j<=m} w_j e^{e j}, D_m = sum_{j>m} w_j e^{-e j}."""
-
-    def __init__(self, e: float, q: float, k: int, lw: Array) -> None:
-        self.e, self.k, self.lw = e, k, lw
-        j = np.arange(k + 1.0)
-        self.log_c = np.array([logsumexp(lw[:m + 1] + e * j[:m + 1]) for m in range(k)])
-        self.log_d = np.array([logsumexp(lw[m + 1:] - e * j[m + 1:]) for m in range(k)])
-        self.t_lo = k * math.log1p(q * math.expm1(-e))  # log sum_j w_j e^{-e j}
-        self.t_hi = k * (math.log1p(q * math.expm1(e)) if e < 50.0  # log sum_j w_j e^{e j}
-                         else e + math.log1p((1 - q) * math.expm1(-e)))
-        self.breaks = np.array([self.t_lo, *np.logaddexp(self.log_c, self.log_d + 2 * e * j[:-1])[1:],
-                                self.t_hi])
-        self.size = float(np.abs(self.log_c).max() + np.abs(self.log_d).max() + 2 * e * k)
-
-    def __call__(self, x: Array) -> Array:
-        j = np.arange(self.k + 1.0)
-        return logsumexp(self.lw[:, None] + self.e * (np.abs(x) - np.abs(x - j[:, None])), axis=0)
-
-    def x_of(self, t: Array) -> Array:
-        """x in [0, k] with l(x) = t (0 at or below t_lo, k at or above t_hi)."""
-        t = np.asarray(t, dtype=float)
-        m = np.clip(np.searchsorted(self.breaks, t, side="right") - 1, 0, self.k - 1)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            x = (t + np.log(-np.expm1(np.minimum(self.log_c[m] - t, 0.0))) - self.log_d[m]) / (2 * self.e)
-        x = np.clip(np.nan_to_num(x, nan=0.0), m, m + 1.0)
-        return np.where(t <= self.t_lo, 0.0, np.where(t >= self.t_hi, float(self.k), x))
-
-
-def _check_lap(eps0: float, q: float, k: int) -> tuple[float, float, int]:
-    """eps0 above 1e6 is taken as no noise (inf), as s < 1e-6 for the Gaussian."""
-    e = _check("eps0", eps0)
-    return (math.inf if e > 1e6 else e), _check("sampling rate q", q, 0.0, 1.0), _check_k(k)
-
-
-def group_laplace_prv(eps0: float, q: float, k: int, order: str) -> PRV:
-    """P = sum_j w_j Lap(j, 1/eps0) vs Q = Lap(0, 1/eps0) ("remove"), or swapped ("add")."""
-    e, q, k = _check_lap(eps0, q, k)
-    order = _order(order)
-    if q == 0 or e == 0:
-        return TRIVIAL
-    if math.isinf(e):
-        return blind_subsample(1.0 if q == 1 else -math.expm1(k * math.log1p(-q)), order)
-    if q == 1:
-        return _laplace(k * e)
-    w, lw = binomial_weights(q, k)
-    j = np.arange(k + 1.0)
-    g = _GroupLoss(e, q, k, lw)
-    one, zero = np.ones(1), np.zeros(1)
-
-    def middle(which: str) -> tuple[float, float]:  # X ~ Q = Lap(0) on (0, k)
-        def f(x: Array) -> Array:
-            return kl_integrand(which, g(x), math.log(0.5 * e) - e * x)
-        return kl_pair(f, refined_breaks(0.0, float(k), list(j), 1.0 / e))
-
-    which = "psi" if order == "remove" else "phi"
-    half = math.log(0.5)
-    consts = float(kl_integrand(which, np.array([g.t_lo]), np.array([half]))[0]
-                   + kl_integrand(which, np.array([g.t_hi]), np.array([half - e * k]))[0])
-    mid, err = middle(which)
-    err += 1e-15 * abs(consts) + _point_err(g.size)
-    mean = consts + mid
-    if order == "remove":  # atoms: X <= 0 (loss t_lo) and X >= k (loss t_hi), X ~ P
-        atoms = ((g.t_lo, 0.5 * math.exp(g.t_lo)),
-                 (g.t_hi, 0.5 * math.exp(k * math.log1p((1 - q) * math.expm1(-e)))))
-        mass = float(_lap_between(w, lw, j, 0.0, float(k), e)[0])
-        cont = Continuous(g.t_lo, g.t_hi, mass,
-                          _chunked(lambda t: _lap_between(w, lw, j, 0.0, g.x_of(t), e)),
-                          _chunked(lambda t: _lap_between(w, lw, j, g.x_of(t), float(k), e)),
-                          0.5 * (g.t_lo + g.t_hi))
-    else:  # Y = -l(X), X ~ Lap(0): atoms -t_lo (X <= 0), -t_hi (X >= k)
-        atoms = ((-g.t_hi, 0.5 * math.exp(-e * k)), (-g.t_lo, 0.5))
-        w0, l0 = one, zero
-        cont = Continuous(-g.t_hi, -g.t_lo, 0.5 * -math.expm1(-e * k),
-                          _chunked(lambda t: _lap_between(w0, l0, zero, g.x_of(-t), float(k), e)),
-                          _chunked(lambda t: _lap_between(w0, l0, zero, 0.0, g.x_of(-t), e)),
-                          -0.5 * (g.t_lo + g.t_hi))
-    return PRV(atoms, 0.0, cont, mean, err)
-
-
-def replace_laplace_prv(eps0: float, q: float, k: int) -> PRV:
-    """P = sum_j w_j Lap(j, 1/eps0) vs Q = sum_j w_j Lap(-j, 1/eps0) (symmetric: one order).
-    For 0 <= x <= k the loss is the group loss minus t_lo; it is odd in x."""
-    e, q, k = _check_lap(eps0, q, k)
-    if q == 0 or e == 0:
-        return TRIVIAL
-    if math.isinf(e):
-        if q == 1:
-            return point_mass(math.inf)
-        w0 = math.exp(k * math.log1p(-q))
-        return PRV(((0.0, w0),), 1.0 - w0, None, 0.0, 0.0)
-    if q == 1:
-        return _laplace(2 * k * e)
-    w, lw = binomial_weights(q, k)
-    j = np.arange(k + 1.0)
-    g = _GroupLoss(e, q, k, lw)
-    t_max = g.t_hi - g.t_lo
-    kk = float(k)
-
-    def x_of(t: Array) -> Array:
-        t = np.asarray(t, dtype=float)
-        return np.copysign(g.x_of(np.abs(t) + g.t_lo), t)
-
-    def loss(x: Array) -> Array:
-        return (logsumexp(lw[:, None] - e * np.abs(x - j[:, None]), axis=0)
-                - logsumexp(lw[:, None] - e * np.abs(x + j[:, None]), axis=0))
-
-    def f(x: Array) -> Array:  # X ~ Q on (-k, k)
-        lq = math.log(0.5 * e) + logsumexp(lw[:, None] - e * np.abs(x + j[:, None]), axis=0)
-        return kl_integrand("psi", loss(x), lq)
-    mid, err = kl_pair(f, refined_breaks(-float(k), float(k), list(j) + list(-j), 1.0 / e))
-    # Q(X <= -k) = e^{t_hi - e k} / 2 (loss -t_max), Q(X >= k) = e^{t_lo - e k} / 2 (loss t_max)
-    log_hi = math.log(0.5) + k * math.log1p((1 - q) * math.expm1(-e))  # log(e^{t_hi - e k} / 2)
-    log_lo = math.log(0.5) + g.t_lo - e * k
-    m_hi, m_lo = math.exp(log_hi), math.exp(log_lo)
-    consts = float(kl_integrand("psi", np.array([-t_max]), np.array([log_hi]))[0]
-                   + kl_integrand("psi", np.array([t_max]), np.array([log_lo]))[0])
-    err += 1e-15 * abs(consts) + _point_err(g.size + abs(g.t_lo))
-    # under P: X >= k w.p. e^{t_hi - e k} / 2 (loss t_max), X <= -k w.p. e^{t_lo - e k} / 2
-    atoms = ((-t_max, m_lo), (t_max, m_hi))
-    mass = float(_lap_between(w, lw, j, -float(k), kk, e)[0])
-    cont = Continuous(-t_max, t_max, mass,
-                      _chunked(lambda t: _lap_between(w, lw, j, -float(k), x_of(t), e)),
-                      _chunked(lambda t: _lap_between(w, lw, j, x_of(t), kk, e)), 0.0)
-    return PRV(atoms, 0.0, cont, consts + mid, err)
