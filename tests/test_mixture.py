@@ -522,8 +522,8 @@ INT_ORDERS = np.array([2.0, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
 
 @pytest.mark.parametrize("s,q", [(1.0, 0.01), (0.8, 0.1), (2.0, 0.5), (5.0, 0.001)])
 def test_rdp_group_of_one_is_the_subsampled_gaussians(s, q):
-    ours = np.maximum(mixture_rdp("gaussian", "remove", s, q, 1, INT_ORDERS),
-                      mixture_rdp("gaussian", "add", s, q, 1, INT_ORDERS))
+    ours = np.maximum(mixture_rdp("remove", s, q, 1, INT_ORDERS),
+                      mixture_rdp("add", s, q, 1, INT_ORDERS))
     theirs = SubsampledGaussian(s, q).rdp(INT_ORDERS)
     assert np.all(ours >= theirs * (1 - 1e-12))  # both upper bounds, close (theirs is tight)
     assert np.all(ours[INT_ORDERS <= 256] <= theirs[INT_ORDERS <= 256] * (1 + 2e-6))
@@ -531,8 +531,8 @@ def test_rdp_group_of_one_is_the_subsampled_gaussians(s, q):
 
 @pytest.mark.parametrize("e,q", [(1.0, 0.1), (0.3, 0.03), (5.0, 0.5)])
 def test_rdp_group_of_one_is_the_subsampled_laplaces(e, q):
-    ours = np.maximum(mixture_rdp("laplace", "remove", e, q, 1, INT_ORDERS),
-                      mixture_rdp("laplace", "add", e, q, 1, INT_ORDERS))
+    ours = np.maximum(mixture_rdp("remove", e, q, 1, INT_ORDERS, laplace=True),
+                      mixture_rdp("add", e, q, 1, INT_ORDERS, laplace=True))
     theirs = SubsampledLaplace(1 / e, q).rdp(INT_ORDERS)
     assert np.all(ours >= theirs * (1 - 1e-12)) and np.all(ours <= theirs * (1 + 1e-8))
 
@@ -550,7 +550,7 @@ def test_rdp_against_mpmath(case):
     noise, p_, q, k, pair = case
     ref = Pair(noise, p_, q, k, pair)
     orders = np.array([2.0, 3.0, 8.0])
-    ours = mixture_rdp(noise, pair, p_, q, k, orders)
+    ours = mixture_rdp(pair, p_, q, k, orders, laplace=noise == "laplace")
     for a, v in zip(orders, ours):
         exact = float(mp.log(ref.renyi_integral(a)) / (a - 1))
         assert exact * (1 - 1e-12) <= v <= exact * (1 + 1e-8) + 1e-14, (a, v, exact)
@@ -558,27 +558,40 @@ def test_rdp_against_mpmath(case):
 
 def test_rdp_closed_forms_and_degenerate_inputs():
     o = np.array([1.5, 2.0, 10.0, 10.5])
-    g = mixture_rdp("gaussian", "remove", 2.0, 1.0, 3, o)
+    g = mixture_rdp("remove", 2.0, 1.0, 3, o)
     assert np.isinf(g[[0, 3]]).all() and np.allclose(g[1:3], o[1:3] * 9 / 8, rtol=1e-12)
-    assert np.allclose(mixture_rdp("gaussian", "replace", 2.0, 1.0, 3, o)[1:3], o[1:3] * 36 / 8, rtol=1e-12)
+    assert np.allclose(mixture_rdp("replace", 2.0, 1.0, 3, o)[1:3], o[1:3] * 36 / 8, rtol=1e-12)
     # remove at a = 2, exactly: E_Q L^2 = sum_{j, j'} w_j w_j' e^{j j' / s^2}
     s, q, k = 0.9, 0.2, 3
     w = _weights(q, k)
     i2 = sum(w[i] * w[j] * math.exp(i * j / s ** 2) for i in range(k + 1) for j in range(k + 1))
-    assert mixture_rdp("gaussian", "remove", s, q, k, np.array([2.0]))[0] == pytest.approx(math.log(i2), rel=1e-10)
-    assert np.all(mixture_rdp("gaussian", "add", 1.0, 0.0, 3, o)[1:3] == 0)
-    assert np.all(np.isinf(mixture_rdp("gaussian", "add", 0.0, 0.1, 3, o)))
-    assert np.all(np.isinf(mixture_rdp("laplace", "replace", math.inf, 0.1, 3, o)))
+    assert mixture_rdp("remove", s, q, k, np.array([2.0]))[0] == pytest.approx(math.log(i2), rel=1e-10)
+    assert np.all(mixture_rdp("add", 1.0, 0.0, 3, o)[1:3] == 0)
+    assert np.all(np.isinf(mixture_rdp("add", 0.0, 0.1, 3, o)))
+    assert np.all(np.isinf(mixture_rdp("replace", math.inf, 0.1, 3, o, laplace=True)))
     with pytest.raises(ValueError):
-        mixture_rdp("gaussian", "sideways", 1.0, 0.1, 3, o)
+        mixture_rdp("sideways", 1.0, 0.1, 3, o)
 
 
 def test_rdp_fallback_is_an_upper_bound(monkeypatch):
     """Without quadrature (MAX_PANELS = 0) the joint-convexity bound is used: never below."""
     from prvgui.accounting import mixture_rdp as mr
-    cases = [("gaussian", p, 1.0, 0.1, 3) for p in ("remove", "add", "replace")]
-    cases += [("laplace", p, 1.0, 0.1, 3) for p in ("remove", "add", "replace")]
-    full = [mr.mixture_rdp(*c, INT_ORDERS) for c in cases]
+    cases = [(p, 1.0, 0.1, 3, lap) for p in ("remove", "add", "replace") for lap in (False, True)]
+    full = [mr.mixture_rdp(*c[:4], INT_ORDERS, laplace=c[4]) for c in cases]
     monkeypatch.setattr(mr, "MAX_PANELS", 0)
     for c, f in zip(cases, full):
-        assert np.all(mr.mixture_rdp(*c, INT_ORDERS) >= f * (1 - 1e-12)), c
+        assert np.all(mr.mixture_rdp(*c[:4], INT_ORDERS, laplace=c[4]) >= f * (1 - 1e-12)), c
+
+
+def test_rdp_keeps_components_whose_weight_underflows():
+    """q = 1e-5, k = 100: w_100 = 1e-500 is not a float, yet at large orders that component
+    dominates. One component alone bounds I_a from below: p >= w_k N(k, s^2), so
+    D_a >= (a log w_k + a (a - 1) k^2 / (2 s^2)) / (a - 1)."""
+    s, q, k = 1.0, 1e-5, 100
+    orders = np.array([2.0, 8.0, 64.0])
+    lw_k = k * math.log(q)
+    for pair in ("remove", "replace"):
+        d = 2 * k if pair == "replace" else k
+        ours = mixture_rdp(pair, s, q, k, orders)
+        floor = (orders * lw_k + orders * (orders - 1) * d * d / (2 * s * s)) / (orders - 1)
+        assert np.all(ours >= floor), (pair, ours, floor)

@@ -77,8 +77,8 @@ class _GroupLoss:
         self.t_lo = k * math.log1p(q * math.expm1(-e))  # log sum_j w_j e^{-e j}
         self.t_hi = k * (math.log1p(q * math.expm1(e)) if e < 50.0  # log sum_j w_j e^{e j}
                          else e + math.log1p((1 - q) * math.expm1(-e)))
-        self.breaks = np.array([self.t_lo, *np.logaddexp(self.log_c, self.log_d + 2 * e * j[:-1])[1:],
-                                self.t_hi])
+        self.breaks = np.maximum.accumulate(np.array(  # l(m), m = 0..k (monotone despite rounding)
+            [self.t_lo, *np.logaddexp(self.log_c, self.log_d + 2 * e * j[:-1])[1:], self.t_hi]))
         self.size = float(np.abs(self.log_c).max() + np.abs(self.log_d).max() + 2 * e * k)
 
     def __call__(self, x: Array) -> Array:

@@ -38,36 +38,36 @@ _LOG_SQRT2PI = 0.5 * math.log(2 * math.pi)
 _U = 2.0 ** -53
 
 
-def mixture_rdp(noise: str, pair: str, param: float, q: float, k: int, orders: Array) -> Array:
+def mixture_rdp(pair: str, param: float, q: float, k: int, orders: Array, *,
+                laplace: bool = False) -> Array:
     """Upper bounds on D_a(P || Q) at ``orders`` (inf at non-integer orders and below 2).
 
-    noise "gaussian" (param = s, noise sd / sensitivity, 0 = no noise) or "laplace"
-    (param = eps0 = sensitivity / scale, inf = no noise); pair "remove" or "add" (the two
-    orders of the group-of-k add/remove pair) or "replace" (replace-one with a group of k).
+    pair: "remove" or "add" (the two orders of the group-of-k add/remove pair) or "replace"
+    (replace-one with a group of k). Gaussian noise (param = s, noise sd / sensitivity,
+    0 = no noise), or with ``laplace`` Laplace noise (param = eps0 = sensitivity / scale,
+    inf = no noise).
     """
     orders = np.asarray(orders, dtype=float)
-    if noise not in ("gaussian", "laplace") or pair not in ("remove", "add", "replace"):
-        raise ValueError(f"unknown mixture pair {noise!r}/{pair!r}")
-    if noise == "gaussian" and isinstance(param, float) and math.isinf(param):
+    if pair not in ("remove", "add", "replace"):
+        raise ValueError(f"pair must be 'remove', 'add' or 'replace', got {pair!r}")
+    if not laplace and isinstance(param, (int, float)) and math.isinf(param):
         raise ValueError("noise s must be finite (s = 0: no noise)")
     p, q, k = _check("noise parameter", param), _check("sampling rate q", q, 0.0, 1.0), _check_k(k)
     out = np.full(orders.shape, math.inf)
     sel = np.flatnonzero((orders == np.round(orders)) & (orders >= 2))
     a = orders[sel]
-    if q == 0 or (noise == "laplace" and p == 0):
+    if q == 0 or (laplace and p == 0):
         out[sel] = 0.0
         return out
-    if (noise == "gaussian" and p == 0) or math.isinf(p) or a.size == 0:
+    if (not laplace and p == 0) or math.isinf(p) or a.size == 0:
         return out  # no noise: not RDP
     if q == 1:
         lw, jj = np.zeros(1), np.array([float(k)])
-    else:
-        w, lw = binomial_weights(q, k)
-        keep = w > 0
-        lw, jj = lw[keep], np.arange(k + 1.0)[keep]
+    else:  # every component, however small its weight (log w is finite; w may underflow)
+        lw, jj = binomial_weights(q, k)[1], np.arange(k + 1.0)
     m, n = {"remove": (jj, 0 * jj), "add": (0 * jj, jj), "replace": (jj, -jj)}[pair]
-    out[sel] = (_gaussian if noise == "gaussian" else _laplace)(p, lw, m, n, a)
-    if noise == "laplace":  # eps'-DP with eps' the largest |loss|
+    out[sel] = (_laplace if laplace else _gaussian)(p, lw, m, n, a)
+    if laplace:  # eps'-DP with eps' the largest |loss|
         out[sel] = np.minimum(out[sel], rr_rdp(_lap_max_loss(p, lw, m, n), a))
     return out
 
