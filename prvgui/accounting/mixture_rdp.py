@@ -1,4 +1,5 @@
-"""Renyi DP of the mixture pairs of mixture.py, as upper bounds at integer orders a >= 2.
+"""Renyi DP of the mixture pairs of mixture.py and mixture_laplace.py, as upper bounds at
+integer orders a >= 2 (``mixture_rdp``).
 
 A dominating pair's Renyi divergence bounds the mechanism's RDP (data processing), so
 D_a(P || Q) = log I_a / (a - 1), I_a = int p^a q^(1-a), for the pair of each order is an RDP
@@ -19,7 +20,10 @@ the largest curvature of log(p^a q^(1-a)); Laplace pairs are integrated between 
 kinks, the half-lines beyond them exactly (the loss is constant there). Where the quadrature
 would need more than MAX_PANELS panels the closed-form bound is used; Laplace pairs are also
 capped by the RDP of eps'-DP (eps' = the largest |loss|, rdp.rr_rdp). Rounding goes up
-(rdp.lse_up). Non-integer orders and orders below 2 get inf (not computed).
+(rdp.lse_up; for the long quadrature sums the same bound with max |term| in place of the
+weighted mean). As in rdp.py the quadrature's error is an estimate, not a proof; everything
+else (tails, closed forms, caps) is a bound. Non-integer orders and orders below 2 get inf.
+Components whose weight underflows are kept (in log space): they dominate at large orders.
 """
 from __future__ import annotations
 
