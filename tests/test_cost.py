@@ -90,8 +90,8 @@ def test_view_model_estimate_covers_a_window_request():
     assert estimate(req).seconds > estimate(plain).seconds > 0
 
 
-@pytest.mark.parametrize("bad,field", [(dict(delta=2.0), "delta"), (dict(delta=float("nan")), "delta"),
-                                       (dict(epsilon=-1.0), "epsilon"),
+@pytest.mark.parametrize("bad,field", [(dict(delta=2.0), "Target δ must be"), (dict(delta=float("nan")), "Target δ"),
+                                       (dict(epsilon=-1.0), "ε must be at least 0"),
                                        (dict(steps=(3, [1, 2])), "row index"),
                                        (dict(steps=(0, [-1, 2])), "counts")])
 def test_bad_input_names_the_field(bad, field):
@@ -100,7 +100,7 @@ def test_bad_input_names_the_field(bad, field):
 
 
 def test_bad_request_names_the_field():
-    with pytest.raises(ValueError, match="eps_error"):
+    with pytest.raises(ValueError, match=r"Accuracy \(ε error\) must be"):
         estimate(Request(tuple(dpsgd()), 1e-5, 1.0, -1.0))
 
 

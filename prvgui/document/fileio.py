@@ -146,8 +146,7 @@ def composition_from_dict(data: object) -> Composition:
 
 
 #: what version 1 files could not hold
-V1_KINDS = {"gaussian", "laplace", "randomized_response", "pure_dp", "approx_dp", "subsampled_gaussian",
-            "subsampled_laplace"}
+
 V2_FIELDS = {"sampling"}
 
 
@@ -160,8 +159,8 @@ def _row(i: int, m: object, version: int = VERSION) -> RowSpec:
         what = "it is missing" if "kind" not in m else given(kind, IN_FILE)
         raise FileFormatError(f"{where}, kind: the mechanism must be one of "
                               f"{', '.join(sorted(MECHANISM_KINDS))}; {what}")
-    if version == 1 and kind not in V1_KINDS:
-        raise FileFormatError(f"{where}, kind: {kind!r} is not part of version 1 files (version 2 has it)")
+    if version < MECHANISM_KINDS[kind].since_version:
+        raise FileFormatError(f"{where}, kind: {kind!r} is not part of version {version} files (version {MECHANISM_KINDS[kind].since_version} has it)")
     where = f"{where} ({KIND_TITLES[kind]})"
     allowed = ROW_KEYS | set(param_names(kind)) - (V2_FIELDS if version == 1 else set())
     unknown = sorted(set(m) - allowed)

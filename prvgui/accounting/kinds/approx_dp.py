@@ -42,6 +42,7 @@ class ApproxDP(Mechanism):
     """Any (epsilon, delta)-DP mechanism, via its dominating pair (PRV paper, App. B)."""
 
     kind = "approx_dp"
+    since_version = 1
     title = "Approximate (ε, δ)-DP"
     summary = "Any mechanism known only to be (ε, δ)-DP, accounted for by its worst case."
     menu_order = 50

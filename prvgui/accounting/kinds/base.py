@@ -177,6 +177,8 @@ class Mechanism:
     tight: ClassVar[bool] = True
     #: how many pairs of datasets ``attack_pair`` can offer
     attack_variants: ClassVar[int] = 1
+    #: the first composition file version that holds the kind
+    since_version: ClassVar[int] = 2
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

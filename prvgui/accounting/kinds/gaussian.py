@@ -40,6 +40,7 @@ class Gaussian(Mechanism):
     """Gaussian noise added to a query of bounded L2 sensitivity."""
 
     kind = "gaussian"
+    since_version = 1
     title = "Gaussian"
     summary = "Adds Gaussian noise of standard deviation σ to a query whose L2 sensitivity is Δ."
     menu_order = 10

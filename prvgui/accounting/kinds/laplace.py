@@ -60,6 +60,7 @@ class Laplace(Mechanism):
     """Laplace noise added to a query of bounded L1 sensitivity."""
 
     kind = "laplace"
+    since_version = 1
     title = "Laplace"
     summary = "Adds Laplace noise of scale b to a query whose L1 sensitivity is Δ."
     menu_order = 20

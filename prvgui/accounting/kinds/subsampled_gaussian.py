@@ -104,6 +104,7 @@ class SubsampledGaussian(Mechanism):
     """Gaussian mechanism on a Poisson subsample (one DP-SGD step)."""
 
     kind = "subsampled_gaussian"
+    since_version = 1
     title = "Subsampled Gaussian (DP-SGD step)"
     summary = ("One DP-SGD step: each record joins the batch with probability q, and Gaussian noise "
                "of σ times the clipping norm is added.")

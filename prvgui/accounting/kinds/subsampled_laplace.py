@@ -106,6 +106,7 @@ class SubsampledLaplace(Mechanism):
     """Laplace mechanism on a Poisson subsample."""
 
     kind = "subsampled_laplace"
+    since_version = 1
     title = "Subsampled Laplace"
     summary = "Laplace noise of scale b on a Poisson subsample: each record is used with probability q."
     menu_order = 70
