@@ -137,7 +137,12 @@ def param_summary(kind: str, params: dict) -> str:
     parts = []
     for name, value in params.items():
         spec = _spec(kind, name)
-        sym = spec.symbol if spec is not None else name
+        choices = dict(getattr(spec, "choices", ()))
+        if value in choices:  # a named choice: its words up to the colon ("Fixed size"), not key=value
+            if value != spec.initial:
+                parts.append(choices[value].split(":")[0].lower())
+            continue
+        sym = (spec.symbol or name) if spec is not None else name
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         text = fmt(value, 6) if number else show(value)  # text as typed: "abc" in quotes, 1e400 bare
         parts.append(f"{sym}={text}")

@@ -238,3 +238,11 @@ def test_calibration_and_budget_answers_go_stale_when_the_relation_changes(qtbot
     finally:
         dialog.shutdown()
         view.shutdown()
+
+
+def test_the_parameters_column_names_a_fixed_size_batch_in_words():
+    from prvgui.gui.fmt import param_summary
+    assert param_summary("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01,
+                                                 "sampling": "fixed_size"}) == "σ=1, q=0.01, fixed size"
+    assert param_summary("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sampling": "poisson"}) \
+        == "σ=1, q=0.01"
