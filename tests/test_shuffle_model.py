@@ -18,7 +18,6 @@ import sys
 import mpmath as mp
 import numpy as np
 import pytest
-from scipy import stats
 
 from prvgui.accounting import Accountant, Row, clones
 from prvgui.accounting.comparisons import compare_epsilon
