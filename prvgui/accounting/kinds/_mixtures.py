@@ -22,12 +22,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from ..prv import PRV, TRIVIAL
 from ..subsampling import blind_subsample
-from .base import Mechanism
+from .base import Mechanism, fixed_size_error
+
+
+def subsampled_under(mech: Mechanism, relation, plain: Callable[[float], Mechanism],
+                     pair: Callable[[float, int, bool], Mechanism]) -> Mechanism:
+    """The pair of a subsampled kind under ``relation``, the one rule both subsampled kinds
+    follow: fixed-size sampling only under replace-one; add/remove one record with Poisson
+    sampling is the kind's own pair; at q = 1 (or without leakage) the plain mechanism
+    (``plain(sensitivity)``) under the relation; else the mixture ``pair(q, k, replace)``."""
+    if not relation.replace and mech.sampling != "poisson":
+        raise fixed_size_error()
+    if relation.plain:
+        return mech
+    q = mech.sampling_rate
+    if q == 1 or mech.is_trivial():
+        return plain(0.0 if q == 0 else mech.sensitivity).under(relation)
+    return pair(q, relation.group_size, relation.replace)
 
 
 def _blind(q: float, k: int, replace: bool, order: str) -> PRV:

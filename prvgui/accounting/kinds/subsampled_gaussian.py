@@ -140,16 +140,10 @@ class SubsampledGaussian(Mechanism):
         return self.sigma == 0 and self.sampling_rate == 1 and not self.is_trivial()
 
     def under(self, relation: Relation) -> Mechanism:
-        if not relation.replace and self.sampling != "poisson":
-            raise fixed_size_error()
-        if relation.plain:
-            return self
+        from ._mixtures import GaussianMixturePair, subsampled_under
         from .gaussian import Gaussian
-        k, q = relation.group_size, self.sampling_rate
-        if q == 1 or self.is_trivial():
-            return Gaussian(self.sigma, 0.0 if q == 0 else self.sensitivity).under(relation)
-        from ._mixtures import GaussianMixturePair
-        return GaussianMixturePair(q, k, relation.replace, self.noise)
+        return subsampled_under(self, relation, lambda d: Gaussian(self.sigma, d),
+                                lambda q, k, replace: GaussianMixturePair(q, k, replace, self.noise))
 
     def _prv(self, order: str) -> PRV:
         if self.sampling != "poisson":

@@ -133,16 +133,10 @@ class SubsampledLaplace(Mechanism):
         return math.isinf(self.eps0) and self.sampling_rate == 1
 
     def under(self, relation: Relation) -> Mechanism:
-        if not relation.replace and self.sampling != "poisson":
-            raise fixed_size_error()
-        if relation.plain:
-            return self
+        from ._mixtures import LaplaceMixturePair, subsampled_under
         from .laplace import Laplace
-        k, q = relation.group_size, self.sampling_rate
-        if q == 1 or self.is_trivial():
-            return Laplace(self.scale, 0.0 if q == 0 else self.sensitivity).under(relation)
-        from ._mixtures import LaplaceMixturePair
-        return LaplaceMixturePair(q, k, relation.replace, self.eps0)
+        return subsampled_under(self, relation, lambda d: Laplace(self.scale, d),
+                                lambda q, k, replace: LaplaceMixturePair(q, k, replace, self.eps0))
 
     def _prv(self, order: str) -> PRV:
         if self.sampling != "poisson":
