@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -31,7 +31,7 @@ from .mechanisms import Row
 from .pipeline import error_level
 from .profile import Bounds
 
-__all__ = ["Request", "Result", "Curve", "compute", "estimate", "Estimate", "Cancelled"]
+__all__ = ["Request", "Result", "Curve", "compute", "estimate", "Estimate", "Cancelled", "CURVES"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,8 @@ class Result:
     poisson_epsilon: Bounds | None = None
     #: per row as given: (half-width of the noise's 95% interval, its unit), None without noise
     noise_95: tuple[tuple[float, str] | None, ...] = ()
+    #: the curves still being computed (``compute``'s ``partial`` answers; empty when complete)
+    pending: tuple[str, ...] = ()
 
 
 def _cancel_fn(cancel) -> Callable[[], bool] | None:
@@ -148,9 +150,19 @@ def estimate(request: Request) -> Estimate:
     return est + Estimate(VIEW_S, 0.0) if curves else est
 
 
+#: the curves a Result may still wait for, in the order ``compute`` delivers them
+CURVES = ("tradeoff", "pld", "profile", "steps")
+
+
 def compute(request: Request, progress: Callable[[float, str], None] | None = None,
-            cancel=None) -> Result:
-    """Run every query of ``request``; raises ValueError for bad input, Cancelled on cancel."""
+            cancel=None, partial: Callable[[Result], None] | None = None) -> Result:
+    """Run every query of ``request``; raises ValueError for bad input, Cancelled on cancel.
+
+    ``partial(result)`` hears the answer as it grows: first the headline (bracket,
+    comparisons, error budget) with every requested curve listed in ``result.pending``, then
+    once more after each curve (tradeoff, PLD, profile, steps), each time with the curves so
+    far. The returned Result is the last of them, complete (``pending`` empty). All curves
+    share the compositions of the headline (the Accountant's sides at the same level)."""
     t0 = time.perf_counter()
     check_delta(request.delta)
     check_eps_error(request.eps_error)
@@ -175,76 +187,99 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                      group_size=request.group_size)
     rows = acc.rows  # each row's pair under the relation: every accountant below uses these
     step(0.02, "composing")
-    eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.4 * f, "composing"))
+    eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.3 * f, "composing"))
     at_least = poisson = None
     notes = []
     if bracket.has_untight(given):
-        step(0.44, "lower bound for shuffled batches")
+        step(0.33, "lower bound for shuffled batches")
         at_least = bracket.epsilon_at_least(given, request.delta, acc.relation, request.eps_error,
                                             cancel=cancel_fn)
         poisson = bracket.poisson_contrast(given, request.delta, acc.relation, request.eps_error,
                                            cancel=cancel_fn)
         notes.append(untight_note(given, at_least, eps.upper, poisson))
-    step(0.45, "delta at epsilon")
+    step(0.35, "delta at epsilon")
     dlt = acc.delta(request.epsilon) if request.epsilon is not None else None
-    step(0.5, "comparisons")
+    step(0.38, "comparisons")
     comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
     comps_d = ({k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
                if request.epsilon is not None else {})
-    profile = tradeoff = steps = pld = pld_atoms = None
-    inf_mass = 0.0
-    level = error_level(request.delta)
-    # both orders in full only when a curve needs them (a single query may have screened one out)
-    profs = acc.profiles(level) if curves else []
-    if request.profile_points > 0:
-        step(0.55, "privacy profile")
-        top = eps.upper if math.isfinite(eps.upper) else 10.0
-        grid = np.linspace(0.0, max(1.5 * top, 1.0), int(request.profile_points))
-        lo, es, up = acc.delta_curve(grid, level=level)
-        profile = Curve("epsilon", grid, {"lower": lo, "estimate": es, "upper": up,
-                                          "rdp": cmp.rdp_delta_curve(rows, grid),
-                                          "gdp": cmp.gdp_delta_curve(rows, grid)})
-    if request.tradeoff_points > 0:
-        step(0.62, "tradeoff function")
-        alpha = np.linspace(0.0, 1.0, int(request.tradeoff_points))
-        if profs:
-            parts = [tradeoff_bounds(p, alpha) for p in profs]
-            lo = np.minimum.reduce([p[0] for p in parts])
-            es = np.minimum.reduce([p[1] for p in parts])
-            up = np.minimum.reduce([p[2] for p in parts])
-        elif acc.total_count == 0:
-            lo = es = up = 1.0 - alpha
-        else:  # blatant: beta = 0
-            lo = es = up = np.zeros_like(alpha)
-        mu = cmp.gdp_mu(rows)
-        gdp = cmp.gdp_tradeoff(mu, alpha) if mu is not None and math.isfinite(mu) else None
-        tradeoff = Curve("alpha", alpha, {"lower": lo, "estimate": es, "upper": up, "gdp": gdp,
-                                          "region": region_boundary(eps.upper, request.delta, alpha)})
-    if request.want_pld and profs:
-        step(0.68, "privacy loss distribution")
-        # the rows' PRVs in both orders: whether the composed PLD has atoms does not depend on it
-        kind = atom_kind(r.mechanism.prv(o) for o in acc.orders for r in rows
-                         if r.count > 0 and not r.mechanism.is_trivial() and o in r.mechanism.orders())
-        x, dens, inf_mass, ax, am = pld_for_plot(profs[0], atoms=kind)
-        pld = Curve("loss", x, {"density": dens})
-        pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
-    if (steps_of := _steps(request)) is not None:
-        step(0.7, "epsilon versus count")
-        cs, bounds = acc.epsilon_vs_count(*steps_of, request.delta,
-                                          progress=lambda f: step(0.7 + 0.28 * f, "epsilon versus count"))
-        others = cmp.epsilon_vs_count(rows, steps_of[0], cs, request.delta)
-        steps = Curve("count", cs.astype(float), {
-            "lower": np.array([b.lower for b in bounds]),
-            "estimate": np.array([b.estimate for b in bounds]),
-            "upper": np.array([b.upper for b in bounds]),
-            "rdp": others.get("rdp"), "gdp": others.get("gdp")})
-    step(1.0, "done")
     budget = acc.error_budget(request.delta) if acc.total_count else []
     best = best_upper(eps.upper, comps)
     best_d = best_upper(dlt.upper, comps_d, want_eps=False) if dlt is not None else None
-    return Result(request, eps, dlt, comps, comps_d, profile, tradeoff, steps, pld, inf_mass,
-                  budget, time.perf_counter() - t0, best, best_d, tuple(notes + acc.warnings), pld_atoms,
-                  at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given))
+    steps_of = _steps(request)
+    wanted = {"tradeoff": request.tradeoff_points > 0, "pld": request.want_pld,
+              "profile": request.profile_points > 0, "steps": steps_of is not None}
+    pending = [c for c in CURVES if wanted[c]]
+    result = Result(request, eps, dlt, comps, comps_d, None, None, None, None, 0.0,
+                    budget, time.perf_counter() - t0, best, best_d, tuple(notes + acc.warnings), None,
+                    at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given),
+                    pending=tuple(pending))
+
+    def deliver(done: str, **fields) -> None:
+        nonlocal result
+        pending.remove(done)
+        result = replace(result, **fields, pending=tuple(pending), elapsed=time.perf_counter() - t0,
+                         warnings=tuple(notes + acc.warnings))
+        if partial is not None and pending:
+            partial(result)
+
+    if partial is not None:
+        partial(result)
+    level = error_level(request.delta)
+    # both orders in full only when a curve needs them (a single query may have screened one out)
+    profs = acc.profiles(level) if curves else []
+    if wanted["tradeoff"]:
+        step(0.4, "tradeoff function")
+        deliver("tradeoff", tradeoff=_tradeoff(request, acc, profs, rows, eps.upper))
+    if wanted["pld"]:
+        step(0.45, "privacy loss distribution")
+        pld = pld_atoms = None
+        inf_mass = 0.0
+        if profs:
+            # the rows' PRVs in both orders: whether the composed PLD has atoms does not depend on it
+            kind = atom_kind(r.mechanism.prv(o) for o in acc.orders for r in rows
+                             if r.count > 0 and not r.mechanism.is_trivial() and o in r.mechanism.orders())
+            x, dens, inf_mass, ax, am = pld_for_plot(profs[0], atoms=kind)
+            pld = Curve("loss", x, {"density": dens})
+            pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
+        deliver("pld", pld=pld, pld_atoms=pld_atoms, pld_inf_mass=inf_mass)
+    if wanted["profile"]:
+        step(0.5, "privacy profile")
+        top = eps.upper if math.isfinite(eps.upper) else 10.0
+        grid = np.linspace(0.0, max(1.5 * top, 1.0), int(request.profile_points))
+        lo, es, up = acc.delta_curve(grid, level=level)
+        deliver("profile", profile=Curve("epsilon", grid, {
+            "lower": lo, "estimate": es, "upper": up, "rdp": cmp.rdp_delta_curve(rows, grid),
+            "gdp": cmp.gdp_delta_curve(rows, grid)}))
+    if steps_of is not None:
+        step(0.6, "epsilon versus count")
+        cs, bounds = acc.epsilon_vs_count(*steps_of, request.delta,
+                                          progress=lambda f: step(0.6 + 0.38 * f, "epsilon versus count"))
+        others = cmp.epsilon_vs_count(rows, steps_of[0], cs, request.delta)
+        deliver("steps", steps=Curve("count", cs.astype(float), {
+            "lower": np.array([b.lower for b in bounds]),
+            "estimate": np.array([b.estimate for b in bounds]),
+            "upper": np.array([b.upper for b in bounds]),
+            "rdp": others.get("rdp"), "gdp": others.get("gdp")}))
+    step(1.0, "done")
+    return replace(result, elapsed=time.perf_counter() - t0, warnings=tuple(notes + acc.warnings))
+
+
+def _tradeoff(request: Request, acc: Accountant, profs, rows, eps_upper: float) -> Curve:
+    alpha = np.linspace(0.0, 1.0, int(request.tradeoff_points))
+    if profs:
+        parts = [tradeoff_bounds(p, alpha) for p in profs]
+        lo = np.minimum.reduce([p[0] for p in parts])
+        es = np.minimum.reduce([p[1] for p in parts])
+        up = np.minimum.reduce([p[2] for p in parts])
+    elif acc.total_count == 0:
+        lo = es = up = 1.0 - alpha
+    else:  # blatant: beta = 0
+        lo = es = up = np.zeros_like(alpha)
+    mu = cmp.gdp_mu(rows)
+    gdp = cmp.gdp_tradeoff(mu, alpha) if mu is not None and math.isfinite(mu) else None
+    return Curve("alpha", alpha, {"lower": lo, "estimate": es, "upper": up, "gdp": gdp,
+                                  "region": region_boundary(eps_upper, request.delta, alpha)})
 
 
 def untight_note(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None) -> str:

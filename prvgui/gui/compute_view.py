@@ -6,6 +6,10 @@ A request whose estimate (the engine's, ``view_model.estimate``) is over the Rec
 limits is not started: the results area shows the cost prompt with the estimate and its
 reason, and the work starts on "Compute anyway". The progress bar follows the engine's
 progress, which moves within the long stages (discretising, the powers on the FFT path).
+
+Answers arrive progressively (``Recomputer.partial_ready``): the headline first, then each
+plot as its curve is ready. Until then a plot keeps its previous curves dimmed under an
+"Updating…" note (``PlotTab.set_stale``), never shown as current.
 """
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ if TYPE_CHECKING:
 
 #: estimates at least this long are shown beside the progress ("about 12 s")
 SHOW_ESTIMATE_SECONDS = 2.0
+#: the note on a plot whose curves are for the previous inputs while its new ones are computed
+UPDATING = "Updating… (the curves shown are for the previous inputs)"
 
 
 def _sentence(message: str) -> str:
@@ -42,11 +48,14 @@ class ComputeView(QObject):
         self.recomputer = Recomputer(make_request, compute_fn, parent=window, estimate_fn=estimate_fn)
         self.prompt = window.results.prompt
         self._estimate_text = ""
+        #: the request whose answers are on show, and which parts of it ("headline", plot kinds)
+        self._shown_id, self._shown = -1, set()
         self._build_status()
         r = self.recomputer
         r.state_changed.connect(self._show_busy)
         r.progress.connect(self._on_progress)
         r.result_ready.connect(self._on_result)
+        r.partial_ready.connect(self._on_partial)
         r.failed.connect(self._on_failed)
         r.blocked.connect(self._on_blocked)
         r.cancelled.connect(self._on_cancelled)
@@ -90,6 +99,7 @@ class ComputeView(QObject):
         self.recomputer.invalidate()
         if self.w.last_result is not None:
             self.w.results.set_stale("Recomputing…")
+        self._plots_stale(UPDATING, error=False)
 
     def _show_busy(self, state: str) -> None:
         busy = state in ("pending", "running", "cancelling")
@@ -150,13 +160,31 @@ class ComputeView(QObject):
             for tab in self.w.plots.values():
                 tab.clear("Not computed yet (see the note above the results).")
 
-    def _on_result(self, result, snapshot) -> None:
+    def _show_parts(self, result, snapshot) -> None:
+        """Show what ``result`` holds that is not on show yet: the headline once, each plot
+        whose curve is no longer pending once; the plots still pending are marked."""
         w = self.w
+        if result.request.request_id != self._shown_id:
+            self._shown_id, self._shown = result.request.request_id, set()
         w.last_result, w.last_doc = result, snapshot
-        w.results.show_result(result)
-        for tab in w.plots.values():
-            tab.show_result(result)
-            tab.set_note(None)
+        if "headline" not in self._shown or not result.pending:
+            w.results.show_result(result)  # again at the end: the final time and notes
+            self._shown.add("headline")
+        for kind, tab in w.plots.items():
+            if kind in result.pending:
+                if tab.result is not None:
+                    tab.set_stale(UPDATING)
+            elif kind not in self._shown:
+                tab.show_result(result)
+                tab.set_stale(None)
+                self._shown.add(kind)
+
+    def _on_partial(self, result, snapshot) -> None:
+        self._show_parts(result, snapshot)
+        self.set_status(f"Headline ready; computing the plots ({', '.join(result.pending)})…")
+
+    def _on_result(self, result, snapshot) -> None:
+        self._show_parts(result, snapshot)
         self.elapsed.setText(f"{result.elapsed:.2f} s")
         self.set_status(f"Done in {result.elapsed:.2f} s.")
 
@@ -166,10 +194,11 @@ class ComputeView(QObject):
         self.w.results.set_stale(f"Out of date. Computation failed: {message}", error=True)
         self._plots_stale()
 
-    def _plots_stale(self) -> None:
+    def _plots_stale(self, text: str = "Out of date: the inputs changed (see the status bar)",
+                     error: bool = True) -> None:
         for tab in self.w.plots.values():
             if tab.result is not None:
-                tab.set_note("Out of date: the inputs changed (see the status bar)", error=True)
+                tab.set_stale(text, error)
 
     def _on_blocked(self, message: str) -> None:
         w = self.w

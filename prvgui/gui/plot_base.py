@@ -67,6 +67,8 @@ class PlotTab(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result = None
+        #: True while the curves on show are for earlier inputs (``set_stale``)
+        self.stale = False
         self.curves: dict[str, pg.PlotDataItem] = {}
         self._labels: dict[str, str] = {}
         self._raw: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -263,6 +265,13 @@ class PlotTab(QWidget):
         self._note = (text, error) if text else None
         self._show_title()
 
+    def set_stale(self, text: str | None, error: bool = False) -> None:
+        """Mark the curves on show as out of date: dimmed, with ``text`` above them (None: they
+        are current again)."""
+        self.stale = text is not None
+        self.plot_item.setOpacity(0.35 if text is not None else 1.0)
+        self.set_note(text, error)
+
     def set_caption(self, text: str | None) -> None:
         """The line saying what the plotted guarantee is for (None: none)."""
         self._caption = text or None
@@ -357,7 +366,7 @@ class PlotTab(QWidget):
         tab's ``empty_hint``) in place of the axes."""
         self.result = None
         self._caption = None
-        self.set_note(None)
+        self.set_stale(None)
         for name in self.curves:
             self.set_curve(name, None, None)
         for line, _ in self._markers:

@@ -1,11 +1,18 @@
-"""The background accountant: ``compute`` on a worker thread, debounced, newest request wins.
+"""The background accountant: ``compute`` on a worker thread, started at once, newest request wins.
 
 ``Recomputer`` lives on the GUI thread. An edit calls ``invalidate()``: the running job is
-cancelled and its answer dropped (``tasks.TaskRunner``), the shown result becomes stale, and a
-single-shot timer restarts. When the timer fires, ``factory()`` snapshots the document into a
-request (or raises ``InputError``, in which case nothing is computed) and the request is run
-on the worker; only the newest request's answer is ever shown. ``shutdown()`` cancels, quits
-and waits for the thread.
+cancelled (cooperatively: the engine checks ``cancel`` between and inside its stages) and its
+answer dropped (``tasks.TaskRunner``), the shown result becomes stale, and a zero-delay
+single-shot timer restarts (so that the several document events of one edit start one job,
+not one each). When the timer fires, ``factory()`` snapshots the document into a request (or
+raises ``InputError``, in which case nothing is computed) and the request is run on the
+worker; only the newest request's answers are ever shown. ``shutdown()`` cancels, quits and
+waits for the thread.
+
+Progressive answers: when the compute function takes ``partial`` (the engine's does), each
+partial Result (the headline first, then one more per curve; ``Result.pending`` names the
+curves still to come) is emitted as ``partial_ready`` before the complete one arrives as
+``result_ready``; partial answers of a superseded request are dropped like its final one.
 
 Cost before work: the worker first asks the engine what the request will cost
 (``view_model.estimate``, milliseconds, nothing composed). Above PROMPT_SECONDS or
@@ -15,6 +22,7 @@ replaces it).
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 from typing import Callable
 
@@ -23,7 +31,8 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal, Slot
 from ..accounting.view_model import Estimate, Request, compute, estimate
 from .tasks import TaskRunner, failure_text
 
-DEBOUNCE_MS = 300
+#: the delay between an edit and the start of its computation: none (the next keystroke cancels)
+DEBOUNCE_MS = 0
 #: a request estimated to take longer or more memory than this waits for confirm()
 PROMPT_SECONDS, PROMPT_BYTES = 5.0, 1e9
 
@@ -47,6 +56,9 @@ class Recomputer(QObject):
     progress = Signal(float, str)
     #: (Result, context object the factory returned with the request)
     result_ready = Signal(object, object)
+    #: (partial Result, context): the latest request's answer so far (``Result.pending`` is not empty)
+    partial_ready = Signal(object, object)
+    _partial = Signal(int, object, object)  # from the worker thread: (request id, Result, context)
     failed = Signal(str)
     #: the inputs cannot be computed (message says what to fix)
     blocked = Signal(str)
@@ -73,6 +85,7 @@ class Recomputer(QObject):
         self.limits = limits
         self._waiting: tuple[Request, object] | None = None
         self._estimated.connect(self._on_estimated)
+        self._partial.connect(self._on_partial)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
@@ -154,7 +167,8 @@ class Recomputer(QObject):
         self._submitted += 1
         request = replace(request, request_id=self._submitted)
         compute_fn, estimate_fn, limits = self._compute, self._estimate, self.limits
-        estimated, rid = self._estimated, self._submitted
+        estimated, rid, partial = self._estimated, self._submitted, self._partial
+        extra = {"partial": lambda res: partial.emit(rid, res, context)} if _takes_partial(compute_fn) else {}
 
         def job(progress, cancel):
             try:
@@ -165,7 +179,7 @@ class Recomputer(QObject):
                 return _Ask(cost), (request, context)
             if cost is not None:
                 estimated.emit(rid, cost)
-            return compute_fn(request, progress=progress, cancel=cancel), context
+            return compute_fn(request, progress=progress, cancel=cancel, **extra), context
 
         self._clock.start()
         self._set_state("running")
@@ -200,6 +214,11 @@ class Recomputer(QObject):
         if rid == self._submitted and self._state == "running":
             self.estimated.emit(cost)
 
+    @Slot(int, object, object)
+    def _on_partial(self, rid: int, result: object, context: object) -> None:
+        if rid == self._submitted and self._state == "running" and not self._closed:
+            self.partial_ready.emit(result, context)
+
     @Slot(object)
     def _on_done(self, answer: object) -> None:
         result, context = answer
@@ -224,3 +243,12 @@ class Recomputer(QObject):
         self._set_state("idle")
         self.cancelled.emit()
         self.finished.emit()
+
+
+def _takes_partial(fn: Callable) -> bool:
+    """True if ``fn`` accepts a ``partial`` keyword (the engine's compute; test fakes may not)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "partial" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
