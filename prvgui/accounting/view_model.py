@@ -158,10 +158,10 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             cancel=None, partial: Callable[[Result], None] | None = None) -> Result:
     """Run every query of ``request``; raises ValueError for bad input, Cancelled on cancel.
 
-    ``partial(result)`` hears the answer as it grows: first the headline (bracket,
-    comparisons, error budget) with every requested curve listed in ``result.pending``, then
-    once more after each curve (tradeoff, PLD, profile, steps), each time with the curves so
-    far. The returned Result is the last of them, complete (``pending`` empty). All curves
+    ``partial(result)`` hears the answer as it grows: first the headline (the epsilon bracket
+    and its comparisons) with every part still to come listed in ``result.pending``, then once
+    more after each part (delta at epsilon, then the curves: tradeoff, PLD, profile, steps),
+    each time with the parts so far. The returned Result is the last of them, complete (``pending`` empty). All curves
     share the compositions of the headline (the Accountant's sides at the same level)."""
     t0 = time.perf_counter()
     check_delta(request.delta)
@@ -183,35 +183,32 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                 progress(shown[0], text)
 
     curves = _wants_curves(request)
-    acc = Accountant(given, request.eps_error, request.neighbouring, cancel=cancel_fn, screen=not curves,
+    # screened like a single query (the headline comes sooner); the curves then build what the
+    # screen skipped, and the final error budget lists the full builds
+    acc = Accountant(given, request.eps_error, request.neighbouring, cancel=cancel_fn,
                      group_size=request.group_size)
     rows = acc.rows  # each row's pair under the relation: every accountant below uses these
     step(0.02, "composing")
-    eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.3 * f, "composing"))
+    eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.25 * f, "composing"))
     at_least = poisson = None
     notes = []
     if bracket.has_untight(given):
-        step(0.33, "lower bound for shuffled batches")
+        step(0.28, "lower bound for shuffled batches")
         at_least = bracket.epsilon_at_least(given, request.delta, acc.relation, request.eps_error,
                                             cancel=cancel_fn)
         poisson = bracket.poisson_contrast(given, request.delta, acc.relation, request.eps_error,
                                            cancel=cancel_fn)
         notes.append(untight_note(given, at_least, eps.upper, poisson))
-    step(0.35, "delta at epsilon")
-    dlt = acc.delta(request.epsilon) if request.epsilon is not None else None
-    step(0.38, "comparisons")
+    step(0.3, "comparisons")
     comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
-    comps_d = ({k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
-               if request.epsilon is not None else {})
-    budget = acc.error_budget(request.delta) if acc.total_count else []
     best = best_upper(eps.upper, comps)
-    best_d = best_upper(dlt.upper, comps_d, want_eps=False) if dlt is not None else None
     steps_of = _steps(request)
-    wanted = {"tradeoff": request.tradeoff_points > 0, "pld": request.want_pld,
-              "profile": request.profile_points > 0, "steps": steps_of is not None}
-    pending = [c for c in CURVES if wanted[c]]
-    result = Result(request, eps, dlt, comps, comps_d, None, None, None, None, 0.0,
-                    budget, time.perf_counter() - t0, best, best_d, tuple(notes + acc.warnings), None,
+    wanted = {"delta": request.epsilon is not None, "tradeoff": request.tradeoff_points > 0,
+              "pld": request.want_pld, "profile": request.profile_points > 0, "steps": steps_of is not None}
+    pending = [c for c in ("delta",) + CURVES if wanted[c]]
+    budget = acc.error_budget(request.delta) if acc.total_count else []
+    result = Result(request, eps, None, comps, {}, None, None, None, None, 0.0,
+                    budget, time.perf_counter() - t0, best, None, tuple(notes + acc.warnings), None,
                     at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given),
                     pending=tuple(pending))
 
@@ -223,8 +220,14 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         if partial is not None and pending:
             partial(result)
 
-    if partial is not None:
+    if partial is not None and pending:
         partial(result)
+    if wanted["delta"]:
+        step(0.35, "delta at epsilon")
+        dlt = acc.delta(request.epsilon)
+        comps_d = {k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
+        deliver("delta", delta=dlt, comparisons_delta=comps_d,
+                certified_upper_delta=best_upper(dlt.upper, comps_d, want_eps=False))
     level = error_level(request.delta)
     # both orders in full only when a curve needs them (a single query may have screened one out)
     profs = acc.profiles(level) if curves else []
@@ -262,7 +265,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             "upper": np.array([b.upper for b in bounds]),
             "rdp": others.get("rdp"), "gdp": others.get("gdp")}))
     step(1.0, "done")
-    return replace(result, elapsed=time.perf_counter() - t0, warnings=tuple(notes + acc.warnings))
+    budget = acc.error_budget(request.delta) if acc.total_count else []
+    return replace(result, budget=budget, elapsed=time.perf_counter() - t0,
+                   warnings=tuple(notes + acc.warnings))
 
 
 def _tradeoff(request: Request, acc: Accountant, profs, rows, eps_upper: float) -> Curve:

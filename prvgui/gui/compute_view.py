@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 SHOW_ESTIMATE_SECONDS = 2.0
 #: the note on a plot whose curves are for the previous inputs while its new ones are computed
 UPDATING = "Updating… (the curves shown are for the previous inputs)"
+#: the parts of an answer still to come, in the status bar's words
+PART_WORDS = {"delta": "δ at the target ε", "tradeoff": "the tradeoff curve", "pld": "the privacy loss "
+              "distribution", "profile": "the privacy profile", "steps": "ε versus steps"}
 
 
 def _sentence(message: str) -> str:
@@ -167,9 +170,10 @@ class ComputeView(QObject):
         if result.request.request_id != self._shown_id:
             self._shown_id, self._shown = result.request.request_id, set()
         w.last_result, w.last_doc = result, snapshot
-        if "headline" not in self._shown or not result.pending:
+        head = "headline" if "delta" in result.pending else "headline and delta"
+        if head not in self._shown or not result.pending:
             w.results.show_result(result)  # again at the end: the final time and notes
-            self._shown.add("headline")
+            self._shown.add(head)
         for kind, tab in w.plots.items():
             if kind in result.pending:
                 if tab.result is not None:
@@ -181,7 +185,7 @@ class ComputeView(QObject):
 
     def _on_partial(self, result, snapshot) -> None:
         self._show_parts(result, snapshot)
-        self.set_status(f"Headline ready; computing the plots ({', '.join(result.pending)})…")
+        self.set_status(f"ε ready; computing {', '.join(PART_WORDS.get(p, p) for p in result.pending)}…")
 
     def _on_result(self, result, snapshot) -> None:
         self._show_parts(result, snapshot)

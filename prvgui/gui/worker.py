@@ -23,6 +23,7 @@ replaces it).
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import replace
 from typing import Callable
 
@@ -33,6 +34,11 @@ from .tasks import TaskRunner, failure_text
 
 #: the delay between an edit and the start of its computation: none (the next keystroke cancels)
 DEBOUNCE_MS = 0
+#: the interpreter's thread switch interval while a Recomputer exists (seconds). Python's default,
+#: 5 ms, lets the worker keep the GIL that long each time the GUI thread gives it up (PySide
+#: releases it around Qt calls), so that a repaint of a few hundred calls waited for seconds'
+#: worth of the worker's slices; 0.5 ms keeps the window responsive while the engine computes.
+SWITCH_INTERVAL = 0.0005
 #: a request estimated to take longer or more memory than this waits for confirm()
 PROMPT_SECONDS, PROMPT_BYTES = 5.0, 1e9
 
@@ -79,6 +85,8 @@ class Recomputer(QObject):
         """``compute_fn`` and ``estimate_fn`` replace the engine's (tests); ``limits`` are the
         seconds and bytes above which a request waits for ``confirm()`` (None: no limit)."""
         super().__init__(parent)
+        if sys.getswitchinterval() > SWITCH_INTERVAL:
+            sys.setswitchinterval(SWITCH_INTERVAL)
         self._factory = factory
         self._compute = compute_fn or compute
         self._estimate = estimate_fn or estimate
