@@ -38,6 +38,7 @@ from .cost import CostModel, needs_long_double
 from .estimate import ZERO, Estimate, parallel, summarise
 from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
+from .reuse import prv_of
 from .sweep import check_counts, count_groups, sweep
 
 #: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
@@ -84,7 +85,7 @@ def _scaled(progress, lo: float, hi: float):
 
 
 def _rows_prvs(rows: Sequence[Row], order: str):
-    return [(r.mechanism.prv(order), r.count) for r in rows if r.count > 0
+    return [(prv_of(r.mechanism, order), r.count) for r in rows if r.count > 0
             and not r.mechanism.is_trivial()]
 
 
@@ -483,7 +484,7 @@ class Accountant:
                               n_max=self.n_max).epsilon(delta) if active else Bounds(0.0, 0.0, 0.0)
             return cs, [inf if c > 0 else base for c in cs]
         orders = [(_rows_prvs(others, o),
-                   None if mech.is_trivial() else mech.prv(o)) for o in self.orders]
+                   None if mech.is_trivial() else prv_of(mech, o)) for o in self.orders]
         bounds, used = sweep(orders, cs, delta, error_level(delta), self.eps_error, self.n_max,
                              self.cancel, progress)
         self._widened_to(used)

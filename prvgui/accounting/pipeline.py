@@ -30,9 +30,10 @@ from typing import Callable, Sequence, TypeVar
 
 from .compose import MAX_COARSENING, Composed
 from .errors import Cancelled, GridTooLarge, grid_exhausted
-from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure, discretize
+from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure
 from .profile import CertifiedProfile
 from .prv import PRV
+from .reuse import discretized
 
 #: fractions of eps_error spent on the coupling distance t and on aggregation
 T_FRACTION = 0.92
@@ -81,13 +82,14 @@ def discretize_rows(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
                     cancel: Callable[[], bool] | None = None,
                     progress: Callable[[float], None] | None = None) -> list[tuple[DiscretePRV, int]]:
     """Each row's PRV on the plan's mesh (counts kept); ``progress`` hears the fraction of
-    rows done (within a row, of its cdf evaluations)."""
+    rows done (within a row, of its cdf evaluations). A row discretised on the same mesh
+    before is reused (reuse.py)."""
     out = []
     for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(prvs)))
-        out.append((discretize(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part), k))
+        out.append((discretized(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part), k))
     return out
 
 

@@ -189,17 +189,17 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                      group_size=request.group_size)
     rows = acc.rows  # each row's pair under the relation: every accountant below uses these
     step(0.02, "composing")
-    eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.25 * f, "composing"))
+    eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.35 * f, "composing"))
     at_least = poisson = None
     notes = []
     if bracket.has_untight(given):
-        step(0.28, "lower bound for shuffled batches")
+        step(0.38, "lower bound for shuffled batches")
         at_least = bracket.epsilon_at_least(given, request.delta, acc.relation, request.eps_error,
                                             cancel=cancel_fn)
         poisson = bracket.poisson_contrast(given, request.delta, acc.relation, request.eps_error,
                                            cancel=cancel_fn)
         notes.append(untight_note(given, at_least, eps.upper, poisson))
-    step(0.3, "comparisons")
+    step(0.4, "comparisons")
     comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
     best = best_upper(eps.upper, comps)
     steps_of = _steps(request)
@@ -223,7 +223,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     if partial is not None and pending:
         partial(result)
     if wanted["delta"]:
-        step(0.35, "delta at epsilon")
+        step(0.42, "delta at epsilon")
         dlt = acc.delta(request.epsilon)
         comps_d = {k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
         deliver("delta", delta=dlt, comparisons_delta=comps_d,
@@ -232,10 +232,10 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     # both orders in full only when a curve needs them (a single query may have screened one out)
     profs = acc.profiles(level) if curves else []
     if wanted["tradeoff"]:
-        step(0.4, "tradeoff function")
+        step(0.47, "tradeoff function")
         deliver("tradeoff", tradeoff=_tradeoff(request, acc, profs, rows, eps.upper))
     if wanted["pld"]:
-        step(0.45, "privacy loss distribution")
+        step(0.5, "privacy loss distribution")
         pld = pld_atoms = None
         inf_mass = 0.0
         if profs:
@@ -247,7 +247,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
         deliver("pld", pld=pld, pld_atoms=pld_atoms, pld_inf_mass=inf_mass)
     if wanted["profile"]:
-        step(0.5, "privacy profile")
+        step(0.55, "privacy profile")
         top = eps.upper if math.isfinite(eps.upper) else 10.0
         grid = np.linspace(0.0, max(1.5 * top, 1.0), int(request.profile_points))
         lo, es, up = acc.delta_curve(grid, level=level)
@@ -255,9 +255,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             "lower": lo, "estimate": es, "upper": up, "rdp": cmp.rdp_delta_curve(rows, grid),
             "gdp": cmp.gdp_delta_curve(rows, grid)}))
     if steps_of is not None:
-        step(0.6, "epsilon versus count")
+        step(0.62, "epsilon versus count")
         cs, bounds = acc.epsilon_vs_count(*steps_of, request.delta,
-                                          progress=lambda f: step(0.6 + 0.38 * f, "epsilon versus count"))
+                                          progress=lambda f: step(0.62 + 0.36 * f, "epsilon versus count"))
         others = cmp.epsilon_vs_count(rows, steps_of[0], cs, request.delta)
         deliver("steps", steps=Curve("count", cs.astype(float), {
             "lower": np.array([b.lower for b in bounds]),

@@ -1,0 +1,133 @@
+"""Reuse between queries: each row's PRV and its discretisation, kept across compositions.
+
+An edit in the window changes one thing (a target, a count, one row's parameter) and the
+next request recomputes everything else as before. Two caches, shared by every accountant in
+the process, make the unchanged parts free:
+
+* ``prv_of(mechanism, order)``: the PRV of one run of a mechanism (kinds are frozen
+  dataclasses: equal parameters, equal key), so that equal rows give the *same* PRV object;
+* ``discretized(prv, h, tau, max_cells, coarse)``: ``discretize.discretize`` of that PRV on
+  one mesh (h, the tail cut tau, the coarse cells, the cell limit: everything the result
+  depends on is in the key), bounded by bytes, least recently used dropped first.
+
+A cached discretisation is the very object an uncached call would have produced (the
+function is deterministic in its arguments), with its arrays made read-only so that no
+caller can change what the next one gets. Both caches are thread-safe (the two orders of a
+pair are built in parallel threads); a value computed twice by two threads at once is kept
+once. ``enabled(False)`` switches reuse off (tests compare the two paths).
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Callable
+
+from .discretize import DiscretePRV, discretize
+from .prv import PRV
+
+#: the discretisations kept, in bytes of their arrays
+MAX_BYTES = 256 * 2 ** 20
+#: one discretisation larger than this share of MAX_BYTES is not kept
+MAX_SHARE = 0.25
+#: the PRVs kept (small objects; their cdfs close over the mechanism's parameters)
+MAX_PRVS = 512
+
+_lock = threading.Lock()
+_prvs: OrderedDict = OrderedDict()
+_discs: OrderedDict = OrderedDict()
+_state = {"on": True, "bytes": 0, "hits": 0, "misses": 0}
+
+
+def enabled(on: bool | None = None) -> bool:
+    """Whether reuse is on; ``on`` switches it (and, when off, empties the caches)."""
+    if on is not None:
+        with _lock:
+            _state["on"] = bool(on)
+        if not on:
+            clear()
+    return _state["on"]
+
+
+def clear() -> None:
+    """Forget everything kept."""
+    with _lock:
+        _prvs.clear()
+        _discs.clear()
+        _state.update(bytes=0, hits=0, misses=0)
+
+
+def stats() -> dict:
+    """Counts for tests and benchmarks: discretisations kept, their bytes, hits and misses."""
+    with _lock:
+        return {"discretizations": len(_discs), "bytes": _state["bytes"], "hits": _state["hits"],
+                "misses": _state["misses"], "prvs": len(_prvs)}
+
+
+def _hashable(key) -> bool:
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
+
+
+def prv_of(mechanism, order: str) -> PRV:
+    """``mechanism.prv(order)``, the same object for equal mechanisms while it is kept."""
+    key = (type(mechanism), mechanism, order)
+    if not _state["on"] or not _hashable(key):
+        return mechanism.prv(order)
+    with _lock:
+        got = _prvs.get(key)
+        if got is not None:
+            _prvs.move_to_end(key)
+            return got
+    prv = mechanism.prv(order)
+    with _lock:
+        prv = _prvs.setdefault(key, prv)
+        _prvs.move_to_end(key)
+        while len(_prvs) > MAX_PRVS:
+            _prvs.popitem(last=False)
+    return prv
+
+
+def _nbytes(d: DiscretePRV) -> int:
+    return int(d.pmf.nbytes + (d.sparse.nbytes if d.sparse is not None else 0)) + 200
+
+
+def _freeze(d: DiscretePRV) -> DiscretePRV:
+    d.pmf.flags.writeable = False
+    if d.sparse is not None:
+        d.sparse.flags.writeable = False
+    return d
+
+
+def discretized(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[float, int],
+                progress: Callable[[float], None] | None = None) -> DiscretePRV:
+    """``discretize(prv, h, tau, max_cells, coarse, progress)``, reused when the same PRV was
+    discretised on the same mesh before (``progress`` then hears 1.0 at once)."""
+    key = (prv, float(h), float(tau), int(max_cells), tuple(coarse))
+    if not _state["on"] or not _hashable(key):
+        return discretize(prv, h, tau, max_cells, coarse, progress)
+    with _lock:
+        got = _discs.get(key)
+        if got is not None:
+            _discs.move_to_end(key)
+            _state["hits"] += 1
+    if got is not None:
+        if progress is not None:
+            progress(1.0)
+        return got
+    d = discretize(prv, h, tau, max_cells, coarse, progress)
+    size = _nbytes(d)
+    with _lock:
+        _state["misses"] += 1
+        if size > MAX_SHARE * MAX_BYTES or not _state["on"]:
+            return d
+        if key in _discs:  # another thread was quicker: keep one
+            return _discs[key]
+        _discs[key] = _freeze(d)
+        _state["bytes"] += size
+        while _state["bytes"] > MAX_BYTES and _discs:
+            _, old = _discs.popitem(last=False)
+            _state["bytes"] -= _nbytes(old)
+    return d
