@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import inspect
 import sys
+import threading
+import time
 from dataclasses import replace
 from typing import Callable
 
@@ -39,6 +41,9 @@ DEBOUNCE_MS = 0
 #: releases it around Qt calls), so that a repaint of a few hundred calls waited for seconds'
 #: worth of the worker's slices; 0.5 ms keeps the window responsive while the engine computes.
 SWITCH_INTERVAL = 0.0005
+#: progress reports closer together than this (seconds) and this fraction are not passed on (each
+#: one costs the GUI thread a repaint of the status bar), unless the stage's words change
+PROGRESS_EVERY, PROGRESS_STEP = 0.05, 0.01
 #: a request estimated to take longer or more memory than this waits for confirm()
 PROMPT_SECONDS, PROMPT_BYTES = 5.0, 1e9
 
@@ -187,7 +192,7 @@ class Recomputer(QObject):
                 return _Ask(cost), (request, context)
             if cost is not None:
                 estimated.emit(rid, cost)
-            return compute_fn(request, progress=progress, cancel=cancel, **extra), context
+            return compute_fn(request, progress=_throttled(progress), cancel=cancel, **extra), context
 
         self._clock.start()
         self._set_state("running")
@@ -251,6 +256,23 @@ class Recomputer(QObject):
         self._set_state("idle")
         self.cancelled.emit()
         self.finished.emit()
+
+
+def _throttled(progress: Callable[[float, str], None]) -> Callable[[float, str], None]:
+    """``progress``, passed on when the words change, the fraction moved PROGRESS_STEP or
+    PROGRESS_EVERY seconds went by."""
+    last = [-1.0, None, -1.0]
+    lock = threading.Lock()
+
+    def report(fraction: float, text: str = "") -> None:
+        now = time.perf_counter()
+        with lock:  # the two orders of a pair report from two threads
+            if text == last[1] and now - last[0] < PROGRESS_EVERY and fraction - last[2] < PROGRESS_STEP \
+                    and fraction < 1.0:
+                return
+            last[:] = [now, text, fraction]
+        progress(fraction, text)
+    return report
 
 
 def _takes_partial(fn: Callable) -> bool:
