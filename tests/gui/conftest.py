@@ -63,12 +63,13 @@ def until_cancelled(progress, cancel):
     raise AssertionError("until_cancelled was never cancelled")
 
 
-def holding_engine(request, progress=None, cancel=None):
-    """The engine's compute, except that a composition with a HOLD_COUNT row runs until cancelled."""
+def holding_engine(request, progress=None, cancel=None, partial=None):
+    """The engine's compute (with its progressive answers), except that a composition with a
+    HOLD_COUNT row runs until cancelled."""
     from prvgui.accounting.view_model import compute
     if any(r.count == HOLD_COUNT for r in request.rows):
         return until_cancelled(lambda f, text="": progress(f, text) if progress else None, cancel)
-    return compute(request, progress=progress, cancel=cancel)
+    return compute(request, progress=progress, cancel=cancel, partial=partial)
 
 
 def holding_estimate(request):

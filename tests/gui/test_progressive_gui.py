@@ -1,0 +1,122 @@
+"""Progressive results in the window: the headline before the plots, plots still computing are
+marked as out of date (dimmed, "Updating…"), never shown as current, and a new edit drops every
+later answer of the request it replaces."""
+import threading
+
+import pytest
+
+from prvgui.accounting.errors import Cancelled
+from prvgui.accounting.view_model import CURVES, compute
+from prvgui.document.model import RowSpec
+from prvgui.gui.compute_view import UPDATING
+
+from conftest import FAST_TARGETS, RESULT_TIMEOUT, holding_estimate
+
+ROWS = [RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0}, 300, "sgd"),
+        RowSpec("laplace", {"scale": 10.0, "sensitivity": 1.0}, 3, "counts")]
+
+
+class Gate:
+    """The engine, held after its headline until ``open`` is set (or the job is cancelled)."""
+
+    def __init__(self) -> None:
+        self.open = threading.Event()
+        self.held = threading.Event()
+        self.cancelled = []
+
+    def __call__(self, request, progress=None, cancel=None, partial=None):
+        def hold(result):
+            partial(result)
+            if result.pending and result.pending[0] == "delta":  # the headline: wait here
+                self.held.set()
+                while True:
+                    if cancel():
+                        self.cancelled.append(request.request_id)
+                        raise Cancelled("computation cancelled")
+                    if self.open.wait(0.01) and not cancel():
+                        break
+        return compute(request, progress=progress, cancel=cancel, partial=hold)
+
+
+@pytest.fixture
+def gated(qtbot):
+    from prvgui.gui.main_window import MainWindow
+    gate = Gate()
+    w = MainWindow(persist=False, compute_fn=gate, estimate_fn=holding_estimate)
+    w.files.ask_unsaved = lambda: "discard"
+    qtbot.addWidget(w)
+    w.show()
+    yield w, gate
+    gate.open.set()
+    w.close()
+
+
+def record_shows(w):
+    """[(what, request id)] in the order the window showed them."""
+    log = []
+    shown = w.results.show_result
+    w.results.show_result = lambda r: (log.append(("headline", r.request.request_id)), shown(r))[1]
+    for kind, tab in w.plots.items():
+        def show(r, tab=tab, kind=kind, orig=tab.show_result):
+            log.append((kind, r.request.request_id))
+            return orig(r)
+        tab.show_result = show
+    return log
+
+
+def test_the_headline_is_shown_before_the_plots_and_then_each_plot(qtbot, window):
+    log = record_shows(window)
+    partials = []
+    window.recomputer.partial_ready.connect(lambda r, c: partials.append(r.pending))
+    with qtbot.waitSignal(window.recomputer.result_ready, timeout=RESULT_TIMEOUT) as blocker:
+        window.doc.reset(ROWS, "add_remove", FAST_TARGETS)
+    final = blocker.args[0]
+    assert partials[0] == ("delta",) + CURVES and list(partials) == sorted(partials, key=len, reverse=True)
+    order = [what for what, rid in log if rid == final.request.request_id]
+    assert order[0] == "headline"
+    assert sorted(w for w in order if w != "headline") == sorted(CURVES)  # each plot once
+    assert [w for w in order if w != "headline"] == list(CURVES)  # in the engine's order
+    for tab in window.plots.values():
+        assert tab.result.request.request_id == final.request.request_id and not tab.stale
+
+
+def test_plots_still_computing_are_marked_never_current(qtbot, gated):
+    w, gate = gated
+    gate.open.set()
+    with qtbot.waitSignal(w.recomputer.result_ready, timeout=RESULT_TIMEOUT):
+        w.doc.reset(ROWS, "add_remove", FAST_TARGETS)
+    old = {kind: tab.result for kind, tab in w.plots.items()}
+    gate.open.clear()
+    with qtbot.waitSignal(w.recomputer.partial_ready, timeout=RESULT_TIMEOUT) as blocker:
+        w.editor.replace(0, w.doc.row(0).with_param("sigma", 1.3))
+    headline = blocker.args[0]
+    qtbot.waitUntil(lambda: w.results.result is headline)
+    assert headline.request.rows[0].mechanism.sigma == 1.3
+    assert not w.results.banner.isVisible()  # the headline is current
+    for kind, tab in w.plots.items():  # the plots are not: dimmed and saying so
+        assert tab.result is old[kind] and tab.stale
+        assert UPDATING in tab.plot_item.titleLabel.text and tab.plot_item.opacity() < 1
+    with qtbot.waitSignal(w.recomputer.result_ready, timeout=RESULT_TIMEOUT):
+        gate.open.set()
+    for tab in w.plots.values():
+        assert not tab.stale and tab.plot_item.opacity() == 1
+        assert UPDATING not in tab.plot_item.titleLabel.text
+        assert tab.result.request.rows[0].mechanism.sigma == 1.3
+
+
+def test_an_edit_drops_the_later_answers_of_the_request_it_replaces(qtbot, gated):
+    w, gate = gated
+    log = record_shows(w)
+    with qtbot.waitSignal(w.recomputer.partial_ready, timeout=RESULT_TIMEOUT):
+        w.doc.reset(ROWS, "add_remove", FAST_TARGETS)
+    first = w.recomputer.submitted
+    assert gate.held.wait(10)
+    with qtbot.waitSignal(w.recomputer.result_ready, timeout=RESULT_TIMEOUT) as blocker:
+        w.editor.replace(0, w.doc.row(0).with_param("sigma", 1.4))
+        gate.open.set()
+    final = blocker.args[0]
+    assert final.request.request_id > first and final.request.rows[0].mechanism.sigma == 1.4
+    assert gate.cancelled == [first]  # the held job stopped at its next cancel check
+    assert [what for what, rid in log if rid == first] == ["headline"]  # nothing after the edit
+    for tab in w.plots.values():
+        assert tab.result.request.request_id == final.request.request_id and not tab.stale
