@@ -182,6 +182,8 @@ class ComputeView(QObject):
                 tab.show_result(result)
                 tab.set_stale(None)
                 self._shown.add(kind)
+            elif not result.pending:
+                tab.result = result  # the complete answer; its curve is the one drawn
 
     def _on_partial(self, result, snapshot) -> None:
         self._show_parts(result, snapshot)
