@@ -25,7 +25,7 @@ def collect(request):
 
 def test_the_headline_comes_first_then_each_part_in_order():
     seen, final = collect(REQUEST)
-    parts = ("delta",) + CURVES
+    parts = ("delta",) + CURVES + ("refine",)
     assert [r.pending for r in seen] == [parts[i:] for i in range(len(parts))]
     first = seen[0]
     assert first.epsilon == final.epsilon and first.certified_upper == final.certified_upper
@@ -34,12 +34,18 @@ def test_the_headline_comes_first_then_each_part_in_order():
         for part, name in FIELDS.items():
             assert (getattr(r, name) is None) == (part in r.pending), (part, r.pending)
     assert final.pending == ()
+    # the profile before its refinement: the same grid, bounds that hold (they bracket the final
+    # estimate) and are no tighter than the refined ones
+    quick, fine = seen[-1].profile, final.profile
+    np.testing.assert_array_equal(quick.x, fine.x)
+    assert np.all(quick.columns["upper"] >= fine.columns["estimate"])
+    assert np.all(quick.columns["lower"] <= fine.columns["estimate"])
 
 
 def test_without_an_epsilon_target_delta_is_not_waited_for():
     seen, final = collect(Request(ROWS, 1e-6, None, 0.05, profile_points=20, tradeoff_points=0,
                                   want_pld=False))
-    assert [r.pending for r in seen] == [("profile",)]
+    assert [r.pending for r in seen] == [("profile", "refine"), ("refine",)]
     assert final.delta is None and final.profile is not None and final.tradeoff is None
 
 

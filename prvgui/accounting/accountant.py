@@ -407,15 +407,17 @@ class Accountant:
                            f"([{asked_lo:.3g}, {asked_hi:.3g}]): {self._why_wide(sides)}")
         return res
 
-    def delta_curve(self, eps: np.ndarray, level: float | None = None, progress=None):
-        """(lower, estimate, upper) arrays of delta at each eps (the privacy profile)."""
+    def delta_curve(self, eps: np.ndarray, level: float | None = None, progress=None, refine: bool = True):
+        """(lower, estimate, upper) arrays of delta at each eps (the privacy profile).
+        ``refine=False`` skips the long-double recomposition of the curve's small end (the
+        bounds hold either way; the window shows the quick curve first, then the refined one)."""
         eps = np.asarray(eps, dtype=float)
         if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
             one = np.ones(eps.shape)
             return one, one, one
-        return self._delta_curve(eps, level, progress)[0]
+        return self._delta_curve(eps, level, progress, refine)[0]
 
-    def _delta_curve(self, eps: np.ndarray, level: float | None, progress):
+    def _delta_curve(self, eps: np.ndarray, level: float | None, progress, refine: bool = True):
         """(the curve's (lower, estimate, upper), the sides that decided it, their level)."""
         lvl = 1e-12 if level is None else level
         out, sides = self._delta_curve_at(eps, lvl, progress)
@@ -427,7 +429,7 @@ class Accountant:
         # where round-off dominates at the curve's small end: the rows' transforms in long
         # double (as the epsilon query's retry does)
         fp = max(s.budget.get("fp_abs", 0.0) for s in sides)
-        if 0 < est_min and fp > 0.01 * est_min:
+        if refine and 0 < est_min and fp > 0.01 * est_min:
             out, sides = self._delta_curve_at(eps, lvl, progress, extended=True)
         return out, sides, lvl
 

@@ -161,7 +161,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     ``partial(result)`` hears the answer as it grows: first the headline (the epsilon bracket
     and its comparisons) with every part still to come listed in ``result.pending``, then once
     more after each part (delta at epsilon, then the curves: tradeoff, PLD, profile, steps),
-    each time with the parts so far. The returned Result is the last of them, complete (``pending`` empty). All curves
+    each time with the parts so far, and last the profile again with its small end recomposed
+    in long double where round-off needs it ("refine"; until then the profile shown holds, with
+    the larger additive error of the plain composition). The returned Result is the last of them, complete (``pending`` empty). All curves
     share the compositions of the headline (the Accountant's sides at the same level)."""
     t0 = time.perf_counter()
     check_delta(request.delta)
@@ -205,7 +207,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     steps_of = _steps(request)
     wanted = {"delta": request.epsilon is not None, "tradeoff": request.tradeoff_points > 0,
               "pld": request.want_pld, "profile": request.profile_points > 0, "steps": steps_of is not None}
-    pending = [c for c in ("delta",) + CURVES if wanted[c]]
+    wanted["refine"] = wanted["profile"]
+    pending = [c for c in ("delta",) + CURVES + ("refine",) if wanted[c]]
     budget = acc.error_budget(request.delta) if acc.total_count else []
     result = Result(request, eps, None, comps, {}, None, None, None, None, 0.0,
                     budget, time.perf_counter() - t0, best, None, tuple(notes + acc.warnings), None,
@@ -250,20 +253,28 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         step(0.55, "privacy profile")
         top = eps.upper if math.isfinite(eps.upper) else 10.0
         grid = np.linspace(0.0, max(1.5 * top, 1.0), int(request.profile_points))
-        lo, es, up = acc.delta_curve(grid, level=level)
-        deliver("profile", profile=Curve("epsilon", grid, {
-            "lower": lo, "estimate": es, "upper": up, "rdp": cmp.rdp_delta_curve(rows, grid),
-            "gdp": cmp.gdp_delta_curve(rows, grid)}))
+        others = {"rdp": cmp.rdp_delta_curve(rows, grid), "gdp": cmp.gdp_delta_curve(rows, grid)}
+        # first from the headline's compositions as they are; the refined curve comes last
+        lo, es, up = acc.delta_curve(grid, level=level, refine=False)
+        deliver("profile", profile=Curve("epsilon", grid, {"lower": lo, "estimate": es, "upper": up,
+                                                           **others}))
     if steps_of is not None:
         step(0.62, "epsilon versus count")
         cs, bounds = acc.epsilon_vs_count(*steps_of, request.delta,
-                                          progress=lambda f: step(0.62 + 0.36 * f, "epsilon versus count"))
+                                          progress=lambda f: step(0.62 + 0.3 * f, "epsilon versus count"))
         others = cmp.epsilon_vs_count(rows, steps_of[0], cs, request.delta)
         deliver("steps", steps=Curve("count", cs.astype(float), {
             "lower": np.array([b.lower for b in bounds]),
             "estimate": np.array([b.estimate for b in bounds]),
             "upper": np.array([b.upper for b in bounds]),
             "rdp": others.get("rdp"), "gdp": others.get("gdp")}))
+    if wanted["refine"]:
+        step(0.98, "privacy profile (small end in long double)")
+        fine = acc.delta_curve(result.profile.x, level=level)
+        quick = result.profile
+        same = all(np.array_equal(a, quick.columns[k]) for a, k in zip(fine, ("lower", "estimate", "upper")))
+        deliver("refine", profile=quick if same else Curve("epsilon", quick.x, {
+            **quick.columns, "lower": fine[0], "estimate": fine[1], "upper": fine[2]}))
     step(1.0, "done")
     budget = acc.error_budget(request.delta) if acc.total_count else []
     return replace(result, budget=budget, elapsed=time.perf_counter() - t0,

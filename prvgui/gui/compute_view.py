@@ -32,7 +32,8 @@ SHOW_ESTIMATE_SECONDS = 2.0
 UPDATING = "Updating… (the curves shown are for the previous inputs)"
 #: the parts of an answer still to come, in the status bar's words
 PART_WORDS = {"delta": "δ at the target ε", "tradeoff": "the tradeoff curve", "pld": "the privacy loss "
-              "distribution", "profile": "the privacy profile", "steps": "ε versus steps"}
+              "distribution", "profile": "the privacy profile", "steps": "ε versus steps",
+              "refine": "the privacy profile's small end (long double)"}
 
 
 def _sentence(message: str) -> str:
@@ -53,6 +54,8 @@ class ComputeView(QObject):
         self._estimate_text = ""
         #: the request whose answers are on show, and which parts of it ("headline", plot kinds)
         self._shown_id, self._shown = -1, set()
+        #: the curve each plot tab draws for that request (a new object: draw it again)
+        self._shown_curve: dict[str, object] = {}
         self._build_status()
         r = self.recomputer
         r.state_changed.connect(self._show_busy)
@@ -168,7 +171,7 @@ class ComputeView(QObject):
         whose curve is no longer pending once; the plots still pending are marked."""
         w = self.w
         if result.request.request_id != self._shown_id:
-            self._shown_id, self._shown = result.request.request_id, set()
+            self._shown_id, self._shown, self._shown_curve = result.request.request_id, set(), {}
         w.last_result, w.last_doc = result, snapshot
         head = "headline" if "delta" in result.pending else "headline and delta"
         if head not in self._shown or not result.pending:
@@ -178,10 +181,10 @@ class ComputeView(QObject):
             if kind in result.pending:
                 if tab.result is not None:
                     tab.set_stale(UPDATING)
-            elif kind not in self._shown:
-                tab.show_result(result)
+            elif self._shown_curve.get(kind, self) is not getattr(result, kind, None):
+                tab.show_result(result)  # first, or a refined curve (the profile's small end)
                 tab.set_stale(None)
-                self._shown.add(kind)
+                self._shown_curve[kind] = getattr(result, kind, None)
             elif not result.pending:
                 tab.result = result  # the complete answer; its curve is the one drawn
 

@@ -71,11 +71,14 @@ def test_the_headline_is_shown_before_the_plots_and_then_each_plot(qtbot, window
     with qtbot.waitSignal(window.recomputer.result_ready, timeout=RESULT_TIMEOUT) as blocker:
         window.doc.reset(ROWS, "add_remove", FAST_TARGETS)
     final = blocker.args[0]
-    assert partials[0] == ("delta",) + CURVES and list(partials) == sorted(partials, key=len, reverse=True)
+    assert partials[0] == ("delta",) + CURVES + ("refine",)
+    assert list(partials) == sorted(partials, key=len, reverse=True)
     order = [what for what, rid in log if rid == final.request.request_id]
     assert order[0] == "headline"
-    assert sorted(w for w in order if w != "headline") == sorted(CURVES)  # each plot once
-    assert [w for w in order if w != "headline"] == list(CURVES)  # in the engine's order
+    plots = [w for w in order if w != "headline"]
+    assert plots[:len(CURVES)] == list(CURVES)  # each plot once, in the engine's order
+    assert plots[len(CURVES):] in ([], ["profile"])  # then the refined profile, if it changed
+    assert window.plots["profile"].data("upper")[1].tolist() == final.profile.columns["upper"].tolist()
     for tab in window.plots.values():
         assert tab.result.request.request_id == final.request.request_id and not tab.stale
 
