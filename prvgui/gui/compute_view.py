@@ -174,9 +174,13 @@ class ComputeView(QObject):
             self._shown_id, self._shown, self._shown_curve = result.request.request_id, set(), {}
         w.last_result, w.last_doc = result, snapshot
         head = "headline" if "delta" in result.pending else "headline and delta"
-        if head not in self._shown or not result.pending:
-            w.results.show_result(result)  # again at the end: the final time and notes
+        shown = w.results.result
+        if head not in self._shown or (not result.pending and shown is not None
+                                       and shown.warnings != result.warnings):
+            w.results.show_result(result)  # again at the end only for notes the curves added
             self._shown.add(head)
+        elif not result.pending:
+            w.results.result = result  # the complete answer behind the same words
         for kind, tab in w.plots.items():
             if kind in result.pending:
                 if tab.result is not None:

@@ -267,7 +267,10 @@ class PlotTab(QWidget):
 
     def set_stale(self, text: str | None, error: bool = False) -> None:
         """Mark the curves on show as out of date: dimmed, with ``text`` above them (None: they
-        are current again)."""
+        are current again). Nothing happens when that is already so (a new title costs the plot
+        a layout pass)."""
+        if self.stale == (text is not None) and self._note == ((text, error) if text else None):
+            return
         self.stale = text is not None
         self.plot_item.setOpacity(0.35 if text is not None else 1.0)
         self.set_note(text, error)
