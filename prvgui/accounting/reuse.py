@@ -26,7 +26,7 @@ from .discretize import DiscretePRV, discretize
 from .prv import PRV
 
 #: the discretisations kept, in bytes of their arrays
-MAX_BYTES = 256 * 2 ** 20
+MAX_BYTES = 128 * 2 ** 20
 #: one discretisation larger than this share of MAX_BYTES is not kept
 MAX_SHARE = 0.25
 #: the PRVs kept (small objects; their cdfs close over the mechanism's parameters)

@@ -163,8 +163,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     more after each part (delta at epsilon, then the curves: tradeoff, PLD, profile, steps),
     each time with the parts so far, and last the profile again with its small end recomposed
     in long double where round-off needs it ("refine"; until then the profile shown holds, with
-    the larger additive error of the plain composition). The returned Result is the last of them, complete (``pending`` empty). All curves
-    share the compositions of the headline (the Accountant's sides at the same level)."""
+    the larger additive error of the plain composition). The returned Result is the last of
+    them, complete (``pending`` empty). All curves share the compositions of the headline (the
+    Accountant's sides at the same level)."""
     t0 = time.perf_counter()
     check_delta(request.delta)
     check_eps_error(request.eps_error)
@@ -234,6 +235,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     level = error_level(request.delta)
     # both orders in full only when a curve needs them (a single query may have screened one out)
     profs = acc.profiles(level) if curves else []
+    if profs and acc.total_count:  # the curves' answers list the full builds in their budget
+        result = replace(result, budget=acc.error_budget(request.delta))
     if wanted["tradeoff"]:
         step(0.47, "tradeoff function")
         deliver("tradeoff", tradeoff=_tradeoff(request, acc, profs, rows, eps.upper))
