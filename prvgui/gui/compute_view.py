@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: estimates at least this long are shown beside the progress ("about 12 s")
 SHOW_ESTIMATE_SECONDS = 2.0
 #: the note on a plot whose curves are for the previous inputs while its new ones are computed
-UPDATING = "Updating… (the curves shown are for the previous inputs)"
+UPDATING = "Updating… (curves of the previous inputs)"
 #: the parts of an answer still to come, in the status bar's words
 PART_WORDS = {"delta": "δ at the target ε", "tradeoff": "the tradeoff curve", "pld": "the privacy loss "
               "distribution", "profile": "the privacy profile", "steps": "ε versus steps",

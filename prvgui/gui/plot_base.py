@@ -110,6 +110,14 @@ class PlotTab(QWidget):
                                                     "bottom": PowerAxis("bottom")})
         self.plot_widget.scene().contextMenu = []  # our buttons export; pyqtgraph's SVG export is broken
         self.plot_item = self.plot_widget.getPlotItem()
+        #: the words of ``set_stale`` while new curves are being computed: over the plot's top
+        #: left corner, in no layout (a change costs no layout pass and never widens the window)
+        self.stale_label = QLabel("", self.plot_widget)
+        self.stale_label.setObjectName("stale")
+        self.stale_label.setStyleSheet("color: #333; font-style: italic; background: rgba(255, 255, 255, 200);"
+                                       " padding: 1px 4px;")
+        self.stale_label.move(64, 26)  # below the title line, inside the axes
+        self.stale_label.hide()
         self.plot_item.showGrid(x=True, y=True, alpha=0.25)
         self.plot_item.setLabel("bottom", self.x_label)
         self.plot_item.setLabel("left", self.y_label)
@@ -266,14 +274,21 @@ class PlotTab(QWidget):
         self._show_title()
 
     def set_stale(self, text: str | None, error: bool = False) -> None:
-        """Mark the curves on show as out of date: dimmed, with ``text`` above them (None: they
-        are current again). Nothing happens when that is already so (a new title costs the plot
-        a layout pass)."""
-        if self.stale == (text is not None) and self._note == ((text, error) if text else None):
+        """Mark the curves on show as out of date: dimmed, with ``text`` beside the buttons
+        above them (an error: above the plot, in red); None: they are current again. Nothing
+        happens when that is already so. (The words stay out of the plot's title while the
+        answer is only being updated: a new title costs the plot a layout pass and a repaint.)"""
+        note = (text, error) if text and error else None
+        if self.stale == (text is not None) and self._note == note \
+                and self.stale_label.text() == ("" if text is None or error else text):
             return
         self.stale = text is not None
         self.plot_item.setOpacity(0.35 if text is not None else 1.0)
-        self.set_note(text, error)
+        self.stale_label.setText("" if text is None or error else text)
+        self.stale_label.adjustSize()
+        self.stale_label.setVisible(bool(self.stale_label.text()))
+        if self._note != note:
+            self.set_note(*(note or (None,)))
 
     def set_caption(self, text: str | None) -> None:
         """The line saying what the plotted guarantee is for (None: none)."""

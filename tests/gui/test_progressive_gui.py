@@ -98,12 +98,12 @@ def test_plots_still_computing_are_marked_never_current(qtbot, gated):
     assert not w.results.banner.isVisible()  # the headline is current
     for kind, tab in w.plots.items():  # the plots are not: dimmed and saying so
         assert tab.result is old[kind] and tab.stale
-        assert UPDATING in tab.plot_item.titleLabel.text and tab.plot_item.opacity() < 1
+        assert tab.stale_label.text() == UPDATING and tab.plot_item.opacity() < 1
     with qtbot.waitSignal(w.recomputer.result_ready, timeout=RESULT_TIMEOUT):
         gate.open.set()
     for tab in w.plots.values():
         assert not tab.stale and tab.plot_item.opacity() == 1
-        assert UPDATING not in tab.plot_item.titleLabel.text
+        assert tab.stale_label.text() == "" and UPDATING not in tab.plot_item.titleLabel.text
         assert tab.result.request.rows[0].mechanism.sigma == 1.3
 
 
