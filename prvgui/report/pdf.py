@@ -11,8 +11,9 @@ the same pages into images, to look at them.
 from __future__ import annotations
 
 import os
+import uuid
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSizeF, Qt, QUrl
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSizeF, Qt, QUrl, QUuid
 from PySide6.QtGui import (QColor, QFont, QGuiApplication, QImage, QPageLayout, QPageSize, QPainter,
                            QPdfWriter, QTextDocument)
 from PySide6.QtSvg import QSvgRenderer
@@ -117,6 +118,9 @@ def pdf_bytes(report: Report) -> bytes:
     writer = _writer(buf)
     writer.setTitle(report.title)
     writer.setCreator(f"prvgui {report.version}")
+    # the file's id from its content (Qt draws a random one): the same report, the same bytes
+    # apart from the date stamps Qt writes
+    writer.setDocumentId(QUuid(str(uuid.uuid5(uuid.NAMESPACE_URL, "prvgui-report:" + html.render(report)))))
     doc, page_w, page_h = _document(report, writer)
     pages = doc.pageCount()
     painter = QPainter(writer)

@@ -139,7 +139,8 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "ε": r"$\varepsilon$", "δ": r"$\delta$", "σ": r"$\sigma$", "ρ": r"$\rho$", "ξ": r"$\xi$",
           "Δ": r"$\Delta$", "≤": r"$\leq$", "≥": r"$\geq$", "∞": r"$\infty$", "−": "-",
           "±": r"$\pm$", "×": r"$\times$", "·": r"$\cdot$", "₀": r"$_0$", "α": r"$\alpha$",
-          "β": r"$\beta$", "μ": r"$\mu$", "\u202f": "~", "–": "--", "—": "---", "≈": r"$\approx$"}
+          "β": r"$\beta$", "μ": r"$\mu$", "<": r"$<$", ">": r"$>$", "|": r"\textbar{}", "\u202f": "~",
+          "–": "--", "—": "---", "≈": r"$\approx$"}
 
 
 def latex_escape(text: str) -> str:
