@@ -19,6 +19,9 @@ from prvgui.document.model import Composition  # noqa: E402
 from prvgui.report import pdf, svg  # noqa: E402
 from prvgui.report.model import gather, request_for  # noqa: E402
 
+#: the Qt application of the whole test session (pytest-qt's QApplication): pdf.ensure_app would
+#: otherwise make a QGuiApplication, on which later widget tests cannot run
+pytestmark = pytest.mark.usefixtures("qapp")
 WHEN = dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.timezone.utc)
 COMP = {"targets": {"delta": 1e-5, "epsilon": 1.0, "eps_error": 0.05},
         "mechanisms": [{"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.01, "count": 200,
@@ -67,7 +70,8 @@ def test_plots_are_drawn_at_200_dpi_or_more(report):
     page_w_in = (210 - 2 * pdf.MARGIN_MM) / 25.4
     img = pdf._plot_image(fig, 0, round(page_w_in * 0.9 * pdf.PLOT_DPI))
     assert img.width() / (page_w_in * 0.9) >= 199
-    assert img.height() == round(img.width() * svg.H / svg.W)
+    w, h = svg.size(fig)
+    assert img.height() == round(img.width() * h / w)
 
 
 def test_cli_pdf_without_a_named_platform(tmp_path):

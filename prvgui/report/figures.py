@@ -67,13 +67,11 @@ def profile_figure(result, pinned=None) -> Figure | None:
         return None
     series, bands = _prv(c, "upper")
     series += _others(c) + _pinned(pinned, "profile", "upper", "PRV upper")
-    markers = [Marker(result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}", RED)]
     delta = result.request.delta
-    series.append(Series(f"target δ = {fmt(delta)}", np.array([c.x[0], c.x[-1]]), np.array([delta, delta]),
-                         RED, 1.0, "4 3"))
+    markers = [Marker(result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}", RED),
+               Marker(delta, f"target δ = {fmt(delta)}", RED, horizontal=True)]
     return Figure("Privacy profile δ(ε)", "ε (nats)", "δ(ε)", tuple(series), tuple(bands), tuple(markers),
-                  log_y=True, floor=PROFILE_FLOOR, caption=f"Guarantee for: {setting_text(result.request)}",
-                  legend="tr")
+                  log_y=True, floor=PROFILE_FLOOR, caption=f"Guarantee for: {setting_text(result.request)}")
 
 
 def tradeoff_figure(result, pinned=None) -> Figure | None:
@@ -105,7 +103,7 @@ def steps_figure(result, pinned=None) -> Figure | None:
     markers = [Marker(float(count), "this composition", RED)] if count else []
     return Figure(f"ε at δ = {fmt(req.delta)} versus steps", f"count of row {j + 1}" if j is not None else "count",
                   f"ε at δ = {fmt(req.delta)}", tuple(series), tuple(bands), tuple(markers), log_x=True,
-                  caption=f"Guarantee for: {setting_text(req)}; the other rows fixed", legend="tl")
+                  caption=f"Guarantee for: {setting_text(req)}; the other rows fixed")
 
 
 def pld_figure(result, pinned=None) -> Figure | None:
@@ -125,7 +123,7 @@ def pld_figure(result, pinned=None) -> Figure | None:
     note = f"P(L = ∞) = {fmt(result.pld_inf_mass)}"
     return Figure("Privacy loss distribution", "privacy loss L (nats)", "density (continuous part)",
                   tuple(series), (), markers, stems,
-                  caption=f"Guarantee for: {setting_text(result.request)}; {note}", legend="tl")
+                  caption=f"Guarantee for: {setting_text(result.request)}; {note}")
 
 
 def figures(result, pinned=None) -> list[Figure]:

@@ -45,7 +45,8 @@ def ensure_app() -> QGuiApplication:
 def _plot_image(fig: svg.Figure, index: int, width_px: int) -> QImage:
     """The figure drawn at ``width_px`` pixels wide (its aspect kept), on white."""
     r = QSvgRenderer(QByteArray(svg.render(fig, uid=f"fig{index}").encode("utf-8")))
-    height_px = round(width_px * svg.H / svg.W)
+    w, h = svg.size(fig)
+    height_px = round(width_px * h / w)
     img = QImage(width_px, height_px, QImage.Format.Format_RGB32)
     img.setDotsPerMeterX(round(PLOT_DPI / 0.0254))
     img.setDotsPerMeterY(round(PLOT_DPI / 0.0254))
@@ -81,10 +82,11 @@ def _document(report: Report, writer: QPdfWriter) -> tuple[QTextDocument, float,
     # device; the image itself holds PLOT_DPI pixels per inch of its printed size
     inches = page_w * 0.9 / DPI
     img_w = round(inches * 96)
-    img_h = round(img_w * svg.H / svg.W)
     pixels = max(round(inches * PLOT_DPI), 1)
 
     def plot(fig: svg.Figure, index: int) -> str:
+        w, h = svg.size(fig)
+        img_h = round(img_w * h / w)
         name = f"prvgui-figure-{index}.png"
         doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(name), _plot_image(fig, index, pixels))
         return f'<img src="{name}" width="{img_w}" height="{img_h}">'

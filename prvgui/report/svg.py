@@ -9,7 +9,7 @@ the same figure always gives the same text.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html import escape
 
 import numpy as np
@@ -40,11 +40,13 @@ class Band:
 
 @dataclass(frozen=True)
 class Marker:
-    """A vertical line at ``x`` with a label at its top."""
+    """A vertical line at ``x`` with a label at its top, or (``horizontal``) a horizontal line at
+    height ``x`` with a label at its right end."""
 
     x: float
     label: str
     color: str
+    horizontal: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,13 +74,24 @@ class Figure:
     #: on a log y axis, values below this are not drawn
     floor: float = 0.0
     caption: str = ""
-    #: the legend's corner: "tr", "tl", "br" or "bl"
-    legend: str = "tr"
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+#: the plot's size without its legend, which goes below the axes in two columns (it never
+#: covers a curve)
 W, H = 640, 400
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 34, 50
+LEGEND_ROW = 15
+
+
+def _legend_items(fig: Figure) -> list[tuple[str, str, str, bool]]:
+    items = [(s.label, s.color, s.dash, False) for s in fig.series if s.label]
+    return items + ([(fig.stems.label, fig.stems.color, "", True)] if fig.stems is not None else [])
+
+
+def size(fig: Figure, width: int = W) -> tuple[int, int]:
+    """(width, height) of the figure's SVG: the plot and the legend rows below it."""
+    rows = math.ceil(len(_legend_items(fig)) / 2)
+    return width, H + (rows * LEGEND_ROW + 6 if rows else 0)
 
 
 def _usable(v: np.ndarray, log: bool, floor: float = 0.0) -> np.ndarray:
@@ -182,10 +195,11 @@ def _polyline(xp: np.ndarray, yp: np.ndarray, ok: np.ndarray) -> list[str]:
     return out
 
 
-def render(fig: Figure, uid: str, width: int = W, height: int = H) -> str:
+def render(fig: Figure, uid: str, width: int = W) -> str:
     """The figure as one ``<svg>`` element; ``uid`` makes its clip-path id unique in a page."""
     right = 64 if fig.stems is not None else RIGHT
-    f = _Frame(fig, width, height, right)
+    height = size(fig, width)[1]
+    f = _Frame(fig, width, H, right)
     clip = f"clip-{uid}"
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="{FONT}" font-size="11">',
@@ -211,23 +225,28 @@ def render(fig: Figure, uid: str, width: int = W, height: int = H) -> str:
         for pts in _polyline(xp, yp, ok):
             out.append(f'<polyline fill="none" stroke="{s.color}" stroke-width="{s.width}"{dash} '
                        f'stroke-linejoin="round" points="{pts}"/>')
+    labels = []
     for m in fig.markers:
-        if m.x is None or not math.isfinite(m.x) or (fig.log_x and m.x <= 0):
+        if m.x is None or not math.isfinite(m.x) or (m.x <= 0 and (fig.log_y if m.horizontal else fig.log_x)):
+            continue
+        if m.horizontal:
+            y = float(f.py(np.array([m.x]))[0])
+            if f.y0 <= y <= f.y1:
+                out.append(f'<line x1="{f.x0}" y1="{_n(y)}" x2="{f.x1}" y2="{_n(y)}" stroke="{m.color}" '
+                           f'stroke-width="1.2" stroke-dasharray="4 3"/>')
+                labels.append(f'<text x="{f.x1 - 4}" y="{_n(y - 4)}" text-anchor="end" fill="{m.color}" '
+                              f'font-size="10">{escape(m.label)}</text>')
             continue
         x = float(f.px(np.array([m.x]))[0])
         if f.x0 <= x <= f.x1:
             out.append(f'<line x1="{_n(x)}" y1="{f.y0}" x2="{_n(x)}" y2="{f.y1}" stroke="{m.color}" '
                        f'stroke-width="1.2" stroke-dasharray="4 3"/>')
-    out.append("</g>")
-    for m in fig.markers:
-        if m.x is None or not math.isfinite(m.x) or (fig.log_x and m.x <= 0):
-            continue
-        x = float(f.px(np.array([m.x]))[0])
-        if f.x0 <= x <= f.x1:
             anchor = "end" if x > (f.x0 + f.x1) / 2 else "start"
             dx = -4 if anchor == "end" else 4
-            out.append(f'<text x="{_n(x + dx)}" y="{f.y0 + 12}" text-anchor="{anchor}" fill="{m.color}" '
-                       f'font-size="10">{escape(m.label)}</text>')
+            labels.append(f'<text x="{_n(x + dx)}" y="{f.y0 + 12}" text-anchor="{anchor}" fill="{m.color}" '
+                          f'font-size="10">{escape(m.label)}</text>')
+    out.append("</g>")
+    out += labels
     out += _legend(f)
     out.append("</svg>")
     return "\n".join(out)
@@ -296,29 +315,24 @@ def _stems(f: _Frame, s: Stems) -> list[str]:
 
 
 def _legend(f: _Frame) -> list[str]:
+    """The legend below the axes, two entries a row."""
     fig = f.fig
-    items = [(s.label, s.color, s.dash, False) for s in fig.series if s.label]
-    items += [(f"{fig.stems.label}", fig.stems.color, "", True)] if fig.stems is not None else []
-    if not items:
-        return []
-    wide = max(len(t) for t, *_ in items) * 6.2 + 40
-    tall = 15 * len(items) + 8
-    corner = fig.legend
-    x = f.x1 - wide - 8 if corner[1] == "r" else f.x0 + 8
-    y = f.y0 + 8 if corner[0] == "t" else f.y1 - tall - 8
-    out = [f'<g font-size="10"><rect x="{_n(x)}" y="{_n(y)}" width="{_n(wide)}" height="{tall}" '
-           f'fill="white" fill-opacity="0.9" stroke="#bbb"/>']
+    items = _legend_items(fig)
+    out = ['<g font-size="10">'] if items else []
+    half = (f.x1 - f.x0) / 2
     for i, (text, color, dash, stem) in enumerate(items):
-        yy = y + 12 + 15 * i
+        x = f.x0 + (i % 2) * half
+        yy = H + 4 + LEGEND_ROW * (i // 2)
         if stem:
-            out.append(f'<line x1="{_n(x + 17)}" y1="{_n(yy + 4)}" x2="{_n(x + 17)}" y2="{_n(yy - 5)}" '
+            out.append(f'<line x1="{_n(x + 11)}" y1="{_n(yy + 4)}" x2="{_n(x + 11)}" y2="{_n(yy - 5)}" '
                        f'stroke="{color}" stroke-width="2"/>')
         else:
             d = f' stroke-dasharray="{dash}"' if dash else ""
-            out.append(f'<line x1="{_n(x + 6)}" y1="{_n(yy)}" x2="{_n(x + 28)}" y2="{_n(yy)}" stroke="{color}" '
+            out.append(f'<line x1="{_n(x)}" y1="{_n(yy)}" x2="{_n(x + 22)}" y2="{_n(yy)}" stroke="{color}" '
                        f'stroke-width="2"{d}/>')
-        out.append(f'<text x="{_n(x + 34)}" y="{_n(yy + 4)}">{escape(text)}</text>')
-    out.append("</g>")
+        out.append(f'<text x="{_n(x + 28)}" y="{_n(yy + 4)}">{escape(text)}</text>')
+    if items:
+        out.append("</g>")
     if fig.stems is not None:
         cy = (f.y0 + f.y1) / 2
         xr = f.x1 + 50
