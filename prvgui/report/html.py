@@ -13,27 +13,29 @@ from .model import Headline, Report
 from .numbers import fmt
 
 CSS = """
-body { font-family: 'DejaVu Sans', Arial, Helvetica, sans-serif; font-size: 10pt; color: #222;
-       max-width: 60em; margin: 1.5em auto; padding: 0 1em; }
+body { font-family: 'DejaVu Sans', Arial, Helvetica, sans-serif; font-size: 10pt; color: #222; }
 h1 { font-size: 17pt; margin-bottom: 0.2em; }
 h2 { font-size: 13pt; margin-top: 1.4em; border-bottom: 1px solid #ccc; padding-bottom: 2px; }
-table { border-collapse: collapse; margin: 0.4em 0; }
+table { border-collapse: collapse; margin-top: 0.4em; margin-bottom: 0.4em; }
 th, td { border: 1px solid #bbb; padding: 3px 6px; text-align: left; vertical-align: top; }
 th { background: #eef2f8; }
 td.num { text-align: right; white-space: nowrap; }
 .headline { font-size: 15pt; font-weight: bold; }
 .muted { color: #555; }
 .warn { color: #8a5a00; }
-.figure { margin: 0.6em 0; }
+.figure { margin-top: 0.6em; margin-bottom: 0.6em; }
 """
+#: for a browser window: a readable line length (Qt's rich text, for the PDF, takes CSS only)
+BROWSER_CSS = "body { max-width: 60em; margin: 1.5em auto; padding: 0 1em; }"
 
 
 def _e(text: object) -> str:
     return escape(str(text))
 
 
-def _table(header: tuple[str, ...], rows, numeric: tuple[int, ...] = ()) -> str:
-    out = ['<table cellspacing="0" cellpadding="4" border="1">', "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>"]
+def _table(header: tuple[str, ...], rows, numeric: tuple[int, ...] = (), wide: bool = False) -> str:
+    width = ' width="100%"' if wide else ""
+    out = [f'<table cellspacing="0" cellpadding="4" border="1"{width}>', "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>"]
     for cells in rows:
         tds = []
         for i, c in enumerate(cells):
@@ -69,17 +71,18 @@ def _inline_svg(fig: svg.Figure, index: int) -> str:
     return svg.render(fig, uid=f"fig{index}")
 
 
-def render(report: Report, plot=_inline_svg) -> str:
-    """The page. ``plot(figure, index)`` gives the markup of one plot (inline SVG by default)."""
+def render(report: Report, plot=_inline_svg, css: str = CSS + BROWSER_CSS) -> str:
+    """The page. ``plot(figure, index)`` gives the markup of one plot (inline SVG by default);
+    ``css`` its style sheet."""
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{_e(report.title)}</title>", f"<style>{CSS}</style></head><body>",
+           f"<title>{_e(report.title)}</title>", f"<style>{css}</style></head><body>",
            f"<h1>{_e(report.title)}</h1>",
            f'<p class="muted">prvgui {_e(report.version)} · created <span class="created">{_e(report.created)}'
            "</span></p>"]
     out.append("<h2>Composition</h2>")
     out.append(_table(("#", "Label", "Mechanism", "Parameters", "Count"),
                       [(i + 1, r.label, r.kind, "; ".join(r.parameters), f"{r.count:,}")
-                       for i, r in enumerate(report.rows)], numeric=(0, 4)))
+                       for i, r in enumerate(report.rows)], numeric=(0, 4), wide=True))
     out.append(_table(("Target", "Value"), report.targets, numeric=(1,)))
     out.append(f"<p><b>Guarantee for:</b> {_e(report.setting)}</p>")
     out.append("<h2>Certified result</h2>")
@@ -93,7 +96,8 @@ def render(report: Report, plot=_inline_svg) -> str:
     out.append(_table(("Accountant", "Kind", f"ε at δ = {fmt(report.headline.delta)}",
                        "δ at " + (f"ε = {report.headline.delta_at[0]}" if report.headline.delta_at else "ε"),
                        "Note"),
-                      [(a.label, a.kind, a.eps, a.delta, a.note) for a in report.accountants], numeric=(2, 3)))
+                      [(a.label, a.kind, a.eps, a.delta, a.note) for a in report.accountants], numeric=(2, 3),
+                      wide=True))
     out.append("<h2>Plots</h2>")
     for i, fig in enumerate(report.figures):
         out.append(f'<div class="figure">{plot(fig, i)}</div>')

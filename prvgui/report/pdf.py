@@ -91,7 +91,7 @@ def _document(report: Report, writer: QPdfWriter) -> tuple[QTextDocument, float,
         doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(name), _plot_image(fig, index, pixels))
         return f'<img src="{name}" width="{img_w}" height="{img_h}">'
 
-    doc.setHtml(html.render(report, plot=plot))
+    doc.setHtml(html.render(report, plot=plot, css=html.CSS))
     return doc, page_w, page_h
 
 
