@@ -248,3 +248,20 @@ def test_a_result_without_labels_or_curves_still_reports(gaussian):
     bare = dataclasses.replace(res, profile=None, tradeoff=None, steps=None, pld=None, pld_atoms=None)
     page = html.render(gather(None, bare, created=WHEN))
     assert page.count("<svg") == 0 and "<td>Gaussian</td>" in page
+
+
+@pytest.mark.parametrize("mechanisms, words", [
+    ([], "The composition is empty: nothing to bound."),
+    ([{"kind": "gaussian", "sigma": 0.0, "count": 3}], "No finite values to draw"),  # not private: ε = ∞
+])
+def test_edge_compositions_still_give_a_report(tmp_path, mechanisms, words):
+    comp = Composition.from_dict({"targets": {"delta": 1e-5, "epsilon": 1.0, "eps_error": 0.05},
+                                  "mechanisms": mechanisms})
+    out = tmp_path / "r.html"
+    assert main(["report", _write(tmp_path, comp), "--out", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert words in page
+    for s in re.findall(r"<svg.*?</svg>", page, re.S):
+        ET.fromstring(s)
+    if mechanisms:
+        assert "ε ≤ ∞" in page  # an unbounded epsilon is said, never hidden

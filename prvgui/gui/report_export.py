@@ -53,6 +53,7 @@ class ReportExport(QObject):
         self.runner = TaskRunner("report", self)
         self.runner.done.connect(self._gathered)
         self.runner.failed.connect(lambda exc: self._fail(self._path, failure_text(exc)))
+        self.runner.cancelled.connect(lambda: self.w.computing.set_status("Report not written: cancelled."))
         self._path: str | None = None
         self._waiting: str | None = None
         self.ask_path = self._ask_path
@@ -106,7 +107,8 @@ class ReportExport(QObject):
         pinned = self.pinned()
         created = dt.datetime.now(dt.timezone.utc)
         self.w.computing.set_status(f"Writing the report {Path(path).name}…")
-        self.runner.start(lambda progress, cancel: gather(snapshot, result, pinned=pinned, created=created))
+        self.runner.start(lambda progress, cancel: gather(snapshot, result, pinned=pinned, created=created,
+                                                          cancel=cancel))
 
     def _gathered(self, report) -> None:
         path = self._path

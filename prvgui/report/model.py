@@ -213,16 +213,18 @@ def _method(result) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def gather(composition, result, pinned=None, risk: Risk | None = None, pinned_risk: Risk | None = None,
-           created: _dt.datetime | None = None, title: str = "Differential privacy report") -> Report:
+           created: _dt.datetime | None = None, title: str = "Differential privacy report",
+           cancel=None) -> Report:
     """The report of ``result`` (computed for ``composition``: a Composition or Document, or None);
     ``pinned`` is (label, Result) to show beside it. ``risk`` and ``pinned_risk`` are computed when
-    not given (a composition at the error level 1e-12: about the cost of the result itself)."""
+    not given (a composition at the error level 1e-12: about the cost of the result itself);
+    ``cancel()`` returning True stops that (``Cancelled``)."""
     req = result.request
-    r = risk if risk is not None else risk_of(result)
+    r = risk if risk is not None else risk_of(result, cancel=cancel)
     p_label, p_result = pinned if pinned is not None else (None, None)
     pr = None
     if p_result is not None:
-        pr = pinned_risk if pinned_risk is not None else risk_of(p_result)
+        pr = pinned_risk if pinned_risk is not None else risk_of(p_result, cancel=cancel)
     targets = [("target δ", fmt(req.delta)), ("accuracy (ε error)", fmt(req.eps_error))]
     if req.epsilon is not None:
         targets.append(("δ reported at ε", fmt(req.epsilon)))

@@ -103,9 +103,10 @@ def _usable(v: np.ndarray, log: bool, floor: float = 0.0) -> np.ndarray:
 
 
 def _range(values: list[np.ndarray], log: bool) -> tuple[float, float]:
-    data = np.concatenate([v for v in values if v.size]) if values else np.zeros(0)
+    parts = [v for v in values if v.size]
+    data = np.concatenate(parts) if parts else np.zeros(0)
     if data.size == 0:
-        return (1.0, 10.0) if log else (0.0, 1.0)
+        return 0.0, 1.0
     lo, hi = float(data.min()), float(data.max())
     if log:
         lo, hi = math.log10(lo), math.log10(hi)
@@ -171,6 +172,8 @@ class _Frame:
             if hi > lo:
                 self.xr = (float(lo), float(hi))
         self.yr = _range(ys, fig.log_y)
+        #: nothing finite to draw (e.g. an unbounded ε): the plot says so
+        self.empty = not any(y.size for y in ys) and fig.stems is None
 
     def px(self, x: np.ndarray) -> np.ndarray:
         x = np.log10(np.maximum(x, 1e-300)) if self.fig.log_x else np.asarray(x, float)
@@ -247,6 +250,9 @@ def render(fig: Figure, uid: str, width: int = W) -> str:
                           f'font-size="10">{escape(m.label)}</text>')
     out.append("</g>")
     out += labels
+    if f.empty:
+        out.append(f'<text x="{(f.x0 + f.x1) / 2:.1f}" y="{(f.y0 + f.y1) / 2:.1f}" text-anchor="middle" '
+                   'font-size="12" fill="#555">No finite values to draw</text>')
     out += _legend(f)
     out.append("</svg>")
     return "\n".join(out)
@@ -254,8 +260,7 @@ def render(fig: Figure, uid: str, width: int = W) -> str:
 
 def _axes(f: _Frame) -> list[str]:
     fig = f.fig
-    out = [f'<rect x="{f.x0}" y="{f.y0}" width="{f.x1 - f.x0}" height="{f.y1 - f.y0}" fill="none" '
-           f'stroke="#333" stroke-width="1"/>']
+    out = []
     xt = _log_ticks(*f.xr) if fig.log_x else _nice_ticks(*f.xr)
     yt = _log_ticks(*f.yr) if fig.log_y else _nice_ticks(*f.yr)
     for t in xt:
@@ -273,6 +278,8 @@ def _axes(f: _Frame) -> list[str]:
     cy = (f.y0 + f.y1) / 2
     out.append(f'<text x="16" y="{cy:.1f}" text-anchor="middle" font-size="12" '
                f'transform="rotate(-90 16 {cy:.1f})">{escape(fig.y_label)}</text>')
+    out.append(f'<rect x="{f.x0}" y="{f.y0}" width="{f.x1 - f.x0}" height="{f.y1 - f.y0}" fill="none" '
+               f'stroke="#333" stroke-width="1"/>')  # over the grid lines at the edges
     return out
 
 
