@@ -19,7 +19,7 @@ def report_format(path: str | os.PathLike, name: str = "The report file") -> str
     """'html' or 'pdf' from the extension, else a ValueError naming the path."""
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in FORMATS:
-        raise ValueError(f"{name} must end in .html or .pdf; you typed {os.fspath(path)!r}")
+        raise ValueError(f"{name} must end in .html or .pdf; you typed \"{os.fspath(path)}\"")
     return FORMATS[ext]
 
 
