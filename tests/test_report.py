@@ -174,7 +174,7 @@ def test_shuffled_rows_report_the_proven_lower_bound():
     page = html.render(gather(comp, res, created=WHEN))
     assert res.epsilon_at_least is not None
     assert f"at least {fmt_bound(res.epsilon_at_least, up=False)} (proven lower bound)" in page
-    assert "Chua" in page
+    assert "Chua" in page and "no tight accountant exists. The true epsilon" not in page  # said once
 
 
 def test_svg_lines_break_at_points_that_cannot_be_drawn():

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .. import __version__
 from ..accounting.kinds.base import Relation
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..accounting.view_model import Request
+from ..accounting.view_model import Request, untight_note
 from ..accounting.risk import DEFAULT_FPRS, Risk, risk as compute_risk
 from ..document.export import setting_text
 from .figures import figures as plot_figures
@@ -230,12 +230,17 @@ def gather(composition, result, pinned=None, risk: Risk | None = None, pinned_ri
         targets.append(("δ reported at ε", fmt(req.epsilon)))
     orders, budget = _budget(result)
     method, refs = _method(result)
+    warnings = list(result.warnings)
+    if getattr(result, "epsilon_at_least", None) is not None:  # the headline says it already
+        said = untight_note(req.rows, result.epsilon_at_least, result.epsilon.upper,
+                            getattr(result, "poisson_epsilon", None))
+        warnings = [w for w in warnings if w != said]
     when = (created or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     return Report(title, when, __version__, row_lines(composition, result), tuple(targets),
                   setting_text(req), headline(result),
                   headline(p_result, p_label) if p_result is not None else None,
                   tuple(accountant_lines(result)), _risk_lines(r, pr), _utility(composition, result),
-                  orders, budget, tuple(result.warnings), method, refs,
+                  orders, budget, tuple(warnings), method, refs,
                   tuple(plot_figures(result, pinned)))
 
 
