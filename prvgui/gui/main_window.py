@@ -22,6 +22,7 @@ from .dpsgd_helper import HELPER_KINDS, DpSgdDialog, apply_helper, initial_for_r
 from .editor import CompositionEditor
 from .files import FileController, settings
 from .plots import TABS, StepsTab
+from .report_export import ReportExport
 from .results_panel import ResultsPanel
 from .steps_choice import StepsChoice
 from .targets import TargetsWidget
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         # the status bar's widgets, for the commands below and the tests
         self.status, self.progress = self.computing.status, self.computing.progress
         self.cancel_button = self.computing.cancel_button
+        self.report_export = ReportExport(self)
         self._build_menus()
         self._connect()
         self._update_title()
@@ -128,6 +130,7 @@ class MainWindow(QMainWindow):
         for fmt_name in ("png", "svg", "csv"):
             export.addAction(f"{fmt_name.upper()}…",
                              lambda x=fmt_name: self.export_plot(self.current_plot(), x))
+        f.addAction("Export &report (HTML or PDF)…", lambda: self.report_export.start())
         f.addSeparator()
         f.addAction("&Quit", QKeySequence.StandardKey.Quit, self.close)
         e = mb.addMenu("&Edit")
@@ -143,6 +146,8 @@ class MainWindow(QMainWindow):
             e.addAction(self.composition.actions_[name])
         e.addSeparator()
         e.addAction("&Copy results", QKeySequence("Ctrl+Shift+C"), self.copy_results)
+        e.addAction("Copy as &Markdown", lambda: self.results.copy_as("markdown"))
+        e.addAction("Copy as La&TeX", lambda: self.results.copy_as("latex"))
         c = mb.addMenu("&Compute")
         c.addAction("&Recompute now", QKeySequence("F5"), self.recomputer.run_now)
         c.addAction("&Cancel", self.recomputer.cancel)
@@ -162,6 +167,7 @@ class MainWindow(QMainWindow):
         self.composition.actions_["dpsgd"].triggered.connect(self.open_dpsgd_helper)
         self.stack.cleanChanged.connect(self._update_title)
         self.files.path_changed.connect(self._update_title)
+        self.results.copied.connect(lambda name: self._set_status(f"Results copied to the clipboard as {name}."))
 
     # ------------------------------------------------------------ computing
     def _make_request(self) -> tuple[Request, Document]:
@@ -319,6 +325,7 @@ class MainWindow(QMainWindow):
         for dialog in self.findChildren(CalibrateDialog) + self.findChildren(DpSgdDialog):
             dialog.shutdown()
         self.budget.shutdown()
+        self.report_export.shutdown()
         self.computing.stop()
 
     def closeEvent(self, event: QCloseEvent) -> None:
