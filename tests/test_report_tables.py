@@ -1,6 +1,6 @@
 """Copy as Markdown / Copy as LaTeX (report/tables.py): valid table rows, the special
 characters escaped, the numbers those of the Result (upper bounds rounded up), and the report's
-number formatting agreeing with the window's."""
+number formatting (shared with the window)."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 from prvgui.accounting.view_model import compute
 from prvgui.document.model import Composition
 from prvgui.report.model import request_for
-from prvgui.report.numbers import fmt, fmt_bound
+from prvgui.report.numbers import fmt_bound
 from prvgui.report.tables import accountant_lines, latex_escape, latex_table, markdown_table
 
 
@@ -88,14 +88,6 @@ def test_printed_bounds_stay_bounds(x, digits):
     decimal: the binary noise of e.g. 1e-05 (the window's rule)."""
     assert float(fmt_bound(x, digits)) >= x * (1 - 1e-12)
     assert float(fmt_bound(x, digits, up=False)) <= x * (1 + 1e-12)
-
-
-@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.none(), st.integers(-10**6, 10**6)),
-       st.integers(min_value=2, max_value=8), st.booleans())
-def test_numbers_agree_with_the_window(x, digits, up):
-    gui_fmt = pytest.importorskip("prvgui.gui.fmt")
-    assert fmt(x, digits) == gui_fmt.fmt(x, digits)
-    assert fmt_bound(x, digits, up) == gui_fmt.fmt_bound(x, digits, up)
 
 
 def test_no_delta_query_says_na(result):

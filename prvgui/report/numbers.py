@@ -2,8 +2,8 @@
 ``fmt_bound`` (rounded outwards, so that a printed upper bound is still an upper bound and a
 printed lower bound still a lower bound).
 
-The same rules as the window's ``gui/fmt.py`` (a test checks that they agree); kept here so that
-reports and tables are written without importing the Qt package.
+The window's ``gui/fmt.py`` uses these same functions; they live here so that reports and tables
+are written without importing the Qt package.
 """
 from __future__ import annotations
 
