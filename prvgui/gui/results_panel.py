@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetrics, QResizeEvent
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..accounting.certified import CertifiedUpper
 from ..accounting.view_model import untight_note
+from .compare import PinBar
 from .cost_prompt import CostPrompt
 from .fmt import fmt, fmt_bound
 from .widgets import ERROR_COLOR, WARN_COLOR
@@ -148,6 +149,12 @@ class FittingTable(QTableWidget):
 
 
 class ResultsPanel(QWidget):
+    #: after show_result (the result), set_stale (message, error) and clear (message): the
+    #: risk panel and the pin (compare.py) follow the panel's state
+    result_shown = Signal(object)
+    stale_changed = Signal(object, bool)
+    cleared = Signal(str)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result = None
@@ -193,7 +200,13 @@ class ResultsPanel(QWidget):
         self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.warnings.setStyleSheet(f"color: {WARN_COLOR};")
         self.warnings.hide()
-        body.addWidget(self.headline)
+        #: "Pin as A" / "Unpin A" beside the headline, A's bracket under it (compare.py)
+        self.pin_bar = PinBar()
+        head = QHBoxLayout()
+        head.addWidget(self.headline, 1)
+        head.addWidget(self.pin_bar)
+        body.addLayout(head)
+        body.addWidget(self.pin_bar.label)
         body.addWidget(self.bracket)
         body.addWidget(self.warnings)
         body.addWidget(self.detail)
@@ -224,6 +237,7 @@ class ResultsPanel(QWidget):
         self.warnings.hide()
         self.table.setRowCount(0)
         self.footer.setText("")
+        self.cleared.emit(message)
 
     def set_stale(self, message: str | None, error: bool = False) -> None:
         """Grey out the shown result and say why (None: the result is current)."""
@@ -232,6 +246,7 @@ class ResultsPanel(QWidget):
         self.banner.setText(message or "")
         colour = ERROR_COLOR if error else "#555"
         self.banner.setStyleSheet(f"color: {colour}; font-weight: bold;")
+        self.stale_changed.emit(message, error)
 
     def show_result(self, result) -> None:
         self.result = result
@@ -278,6 +293,7 @@ class ResultsPanel(QWidget):
         self.table.fit_columns()
         self.footer.setText(f"Computed in {result.elapsed:.2f} s · {len(req.rows)} row(s)")
         self.set_stale(None)
+        self.result_shown.emit(result)
 
     def _rows(self, result) -> list[tuple[str, ...]]:
         req = result.request
