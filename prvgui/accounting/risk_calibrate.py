@@ -22,14 +22,15 @@ from typing import Callable
 import numpy as np
 
 from .accountant import Accountant
-from .calibrate import COUNT_SEARCH, Infeasible, _Ctx, rows_with, search_spec
+from .calibrate import COUNT_SEARCH, Infeasible, _Ctx, rows_with, search_spec, sweep_values
 from .kinds.base import Relation, as_relation
 from .mechanisms import Row
 from .profile import Bounds
 from .risk import tpr_bounds
-from .validate import check_eps_error, check_number, number_text
+from .validate import NumberError, check_eps_error, check_number, number_text
 
-__all__ = ["RiskCalibration", "calibrate_risk", "check_risk_target", "FPR_LABEL", "TPR_LABEL"]
+__all__ = ["RiskCalibration", "calibrate_risk", "check_fpr", "check_risk_target", "risk_sweep",
+           "FPR_LABEL", "TPR_LABEL"]
 
 #: how messages name the two numbers of a risk target
 FPR_LABEL, TPR_LABEL = "False-positive rate", "Target true-positive rate"
@@ -51,15 +52,20 @@ class RiskCalibration:
                 "fpr": self.fpr, "target_tpr": self.target_tpr, "at_bound": self.at_bound}
 
 
+def check_fpr(fpr: object, label: str = FPR_LABEL) -> float:
+    """A false-positive rate in (0, 1) as a float, or a ValueError naming ``label``."""
+    return check_number(label, fpr, 0.0, 1.0, lo_open=True, hi_open=True, field="fpr")
+
+
 def check_risk_target(fpr: object, target_tpr: object, fpr_label: str = FPR_LABEL,
                       tpr_label: str = TPR_LABEL) -> tuple[float, float]:
     """(fpr, target_tpr) as floats, or a ValueError naming the field: the rate a in (0, 1), the
     target t in (a, 1) (guessing already reaches t = a)."""
-    a = check_number(fpr_label, fpr, 0.0, 1.0, lo_open=True, hi_open=True, field="fpr")
+    a = check_fpr(fpr, fpr_label)
     t = check_number(tpr_label, target_tpr, 0.0, 1.0, lo_open=True, hi_open=True, field="target_tpr")
     if t <= a:
-        raise ValueError(f"{tpr_label} must be above the false-positive rate {number_text(a)} (guessing "
-                         f"alone finds that share of the members); you typed {number_text(t)}")
+        raise NumberError(tpr_label, f"above the false-positive rate {number_text(a)} (guessing alone "
+                          "finds that share of the members)", target_tpr, "target_tpr")
     return a, t
 
 
@@ -145,3 +151,23 @@ class _RiskCtx(_Ctx):
         while bad - good > 1:
             feasible((good + bad) // 2, "certifying the count")
         return self._answer(good, good_b)
+
+
+def risk_sweep(rows: list[Row], row_index: int, cal: RiskCalibration, eps_error: float, points: int = 19,
+               progress: Callable[[float], None] | None = None, cancel: Callable[[], bool] | None = None,
+               relation: Relation | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The best attack's TPR bounds at cal.fpr around a risk calibration's answer: (values, lower,
+    estimate, upper), NaN where a value cannot be computed (calibrate.sweep_values' points)."""
+    values = sweep_values(rows[row_index].mechanism.kind, cal.parameter, cal.value, points)
+    ctx = _RiskCtx(list(rows), row_index, cal.parameter, cal.target_tpr, math.nan, eps_error, None, cancel,
+                   as_relation(relation), fpr=cal.fpr)
+    out = np.full((3, len(values)), np.nan)
+    for k, v in enumerate(values):
+        if progress is not None:
+            progress(k / len(values))
+        try:
+            b = cal.tpr if v == cal.value else ctx._eps(v, eps_error)
+        except (ValueError, ArithmeticError, MemoryError):
+            continue
+        out[:, k] = (b.lower, b.estimate, b.upper)
+    return np.array(values, dtype=float), out[0], out[1], out[2]

@@ -1,7 +1,11 @@
-"""Calibrate dialog: the best value of one parameter of the selected row for a target ε.
+"""Calibrate dialog: the best value of one parameter of the selected row for a target ε, or for a
+target attack risk ("the best membership-inference attack's true-positive rate at false-positive
+rate a is at most t").
 
 The search is the engine's ``calibrate`` (accounting/calibrate.py: the answer's certified
-upper ε is <= the target, and the next value 1% towards "less private" is not). It runs on a
+upper ε is <= the target, and the next value 1% towards "less private" is not) or
+``calibrate_risk`` (risk_calibrate.py: the same guarantees for the certified upper TPR). The
+answer also gives the calibrated row's noise (95% half-width): privacy and accuracy together. It runs on a
 worker thread together with a sweep of ε against the parameter around the answer, drawn with
 the target line and the answer marked. Apply writes the value into the row as one undoable
 ``ReplaceRow`` edit (undo.py) and closes the dialog.
@@ -21,6 +25,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLa
 
 from ..accounting.calibrate import (Calibration, Infeasible, parameters_for, search_spec)
 from ..accounting.mechanisms import kind_class
+from ..accounting.risk_calibrate import FPR_LABEL, TPR_LABEL, RiskCalibration, check_fpr, check_risk_target
 from ..accounting.validate import check_number
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_field, parse_number
@@ -38,6 +43,15 @@ SHORT_NAMES = {"sigma": "σ", "scale": "b", "sampling_rate": "q", "epsilon": "me
 #: the dialog's labels of its two fields (messages name the fields by them)
 TARGET_LABEL, DELTA_LABEL = "Target ε", "δ"
 TARGET_TIP = "The largest ε (nats) the composition may have at δ; a number > 0, e.g. 2 or 1e-1."
+#: the two kinds of target: (data, text, tooltip)
+GOALS = (("epsilon", "ε at δ", "Calibrate for a target ε at δ"),
+         ("risk", "Attack risk (TPR at FPR)",
+          "Calibrate so that the best membership-inference attack, wrongly flagging at most a share a of "
+          "non-members, finds at most a share t of members (certified)"))
+FPR_TIP = ("The share of non-members the attack may wrongly flag as members: a number between 0 and 1, "
+           "e.g. 0.01 for 1%.")
+TPR_TIP = ("The largest share of members the best attack may find at that false-positive rate: between "
+           "the false-positive rate and 1, e.g. 0.05 for 5%.")
 
 
 def check_positive(text: object, label: str) -> tuple[float | None, str | None]:
@@ -110,6 +124,14 @@ class CalibrateDialog(QDialog):
         self.parameter_unit = QLabel()
         self.parameter_unit.setStyleSheet("color: #555;")
         form.addRow("Parameter", _with_unit(self.parameter, self.parameter_unit))
+        self.goal = QComboBox()
+        self.goal.setObjectName("calibrate_goal")
+        for data, text, tip in GOALS:
+            self.goal.addItem(text, data)
+            self.goal.setItemData(self.goal.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.goal.setToolTip("What the answer must meet: a target ε at δ, or a target attack risk")
+        form.addRow("Target", self.goal)
+        self.form = form
         self.target_edit = QLineEdit()
         fill(self.target_edit, t.epsilon if t.epsilon else 1.0)
         self.target_edit.setObjectName("calibrate_target")
@@ -120,6 +142,16 @@ class CalibrateDialog(QDialog):
         self.delta_edit.setObjectName("calibrate_delta")
         self.delta_edit.setToolTip(TARGET_TIPS["delta"])
         form.addRow(DELTA_LABEL, _with_unit(self.delta_edit, _unit("probability in (0, 1)")))
+        self.fpr_edit = QLineEdit()
+        fill(self.fpr_edit, 0.01)
+        self.fpr_edit.setObjectName("calibrate_fpr")
+        self.fpr_edit.setToolTip(FPR_TIP)
+        form.addRow(FPR_LABEL, _with_unit(self.fpr_edit, _unit("share of non-members, in (0, 1)")))
+        self.tpr_edit = QLineEdit()
+        fill(self.tpr_edit, 0.05)
+        self.tpr_edit.setObjectName("calibrate_tpr")
+        self.tpr_edit.setToolTip(TPR_TIP)
+        form.addRow(TPR_LABEL, _with_unit(self.tpr_edit, _unit("share of members, at most")))
         accuracy = QLabel(f"{fmt(self.eps_error)} (from the Targets)")
         accuracy.setToolTip(TARGET_TIPS["eps_error"])
         form.addRow("Accuracy (ε error)", accuracy)
@@ -179,17 +211,32 @@ class CalibrateDialog(QDialog):
         self.parameter.currentIndexChanged.connect(self._parameter_changed)
         self.target_edit.textChanged.connect(self._inputs_changed)
         self.delta_edit.textChanged.connect(self._inputs_changed)
+        self.fpr_edit.textChanged.connect(self._inputs_changed)
+        self.tpr_edit.textChanged.connect(self._inputs_changed)
+        self.goal.currentIndexChanged.connect(self._goal_changed)
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.runner.cancel)
         self.apply_button.clicked.connect(self.apply)
         self.close_button.clicked.connect(self.reject)
         doc.subscribe(self._on_document)
-        self._parameter_changed()
+        self._goal_changed()
 
     # ------------------------------------------------------------ inputs
     @property
     def parameter_name(self) -> str:
         return self.parameter.currentData()
+
+    @property
+    def risk_goal(self) -> bool:
+        """True when the target is an attack risk (TPR at FPR), not ε at δ."""
+        return self.goal.currentData() == "risk"
+
+    def _goal_changed(self) -> None:
+        risk = self.risk_goal
+        for edit, shown in ((self.target_edit, not risk), (self.delta_edit, not risk),
+                            (self.fpr_edit, risk), (self.tpr_edit, risk)):
+            self.form.setRowVisible(edit.parentWidget(), shown)
+        self._parameter_changed()
 
     def _parameter_changed(self) -> None:
         name = self.parameter_name
@@ -204,8 +251,10 @@ class CalibrateDialog(QDialog):
         sym = SHORT_NAMES.get(name, name)
         step = "one more run" if name == "count" else f"{sym} 1% {'larger' if increasing else 'smaller'}"
         now = "n/a" if current is None else fmt_count(current) if name == "count" else fmt_field(current)
+        what = ("certified upper attack TPR at the false-positive rate" if self.risk_goal
+                else "certified ε at δ")
         self.hint.setText(f"The answer is the {'largest' if increasing else 'smallest'} {sym} whose "
-                          f"certified ε at δ is at most the target; {step} would exceed it. "
+                          f"{what} is at most the target; {step} would exceed it. "
                           f"The row has {now} now.")
         self._inputs_changed()
 
@@ -214,12 +263,21 @@ class CalibrateDialog(QDialog):
 
     def input_error(self) -> str | None:
         """The first reason the search cannot run (also marks the fields), or None."""
-        _, target_err = check_positive(field_value(self.target_edit), TARGET_LABEL)
-        _, delta_err = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
-        mark(self.target_edit, target_err, TARGET_TIP)
-        mark(self.delta_edit, delta_err, TARGET_TIPS["delta"])
-        if target_err or delta_err:
-            return target_err or delta_err
+        if self.risk_goal:
+            fpr_err, tpr_err = self._risk_errors()
+            mark(self.fpr_edit, fpr_err, FPR_TIP)
+            mark(self.tpr_edit, tpr_err, TPR_TIP)
+            for edit, tip in ((self.target_edit, TARGET_TIP), (self.delta_edit, TARGET_TIPS["delta"])):
+                mark(edit, None, tip)
+            if fpr_err or tpr_err:
+                return fpr_err or tpr_err
+        else:
+            _, target_err = check_positive(field_value(self.target_edit), TARGET_LABEL)
+            _, delta_err = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
+            mark(self.target_edit, target_err, TARGET_TIP)
+            mark(self.delta_edit, delta_err, TARGET_TIPS["delta"])
+            if target_err or delta_err:
+                return target_err or delta_err
         spec = self._row_spec()
         if spec is None or spec.kind != self.kind:
             return f"row {self.row_index + 1} is no longer a {KIND_TITLES.get(self.kind, self.kind)} row"
@@ -228,6 +286,19 @@ class CalibrateDialog(QDialog):
             i, msg = errors[0]
             return f"fix row {i + 1}: {msg}"
         return None
+
+    def _risk_errors(self) -> tuple[str | None, str | None]:
+        """(message on the false-positive rate, message on the target TPR), each None when fine."""
+        fpr, tpr = field_value(self.fpr_edit), field_value(self.tpr_edit)
+        try:
+            check_fpr(fpr)
+        except ValueError as exc:
+            return str(exc), None
+        try:
+            check_risk_target(fpr, tpr)
+        except ValueError as exc:
+            return None, str(exc)
+        return None, None
 
     def _inputs_changed(self) -> None:
         self.error_label.show_error(self.input_error())
@@ -249,7 +320,7 @@ class CalibrateDialog(QDialog):
 
     def _on_document(self, what: str, arg: object) -> None:
         if self._outcome is not None and self._snapshot != self._inputs():
-            self._show_result_text(self.result_text(self._outcome.calibration)
+            self._show_result_text(self.result_text(self._outcome.calibration, self._outcome.noise_95)
                                    + "\nOut of date: the composition changed; Run again.")
         self._inputs_changed()
 
@@ -276,10 +347,15 @@ class CalibrateDialog(QDialog):
             self.error_label.show_error(f"fix {exc}")
             self._update_buttons()
             return False
-        target, _ = check_positive(field_value(self.target_edit), TARGET_LABEL)
-        delta, _ = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
-        request = CalibrationRequest(rows, self.row_index, self.parameter_name, target, delta,
-                                     self.eps_error, self.doc.relation)
+        if self.risk_goal:
+            risk = check_risk_target(field_value(self.fpr_edit), field_value(self.tpr_edit))
+            request = CalibrationRequest(rows, self.row_index, self.parameter_name, 0.0, 0.0,
+                                         self.eps_error, self.doc.relation, risk=risk)
+        else:
+            target, _ = check_positive(field_value(self.target_edit), TARGET_LABEL)
+            delta, _ = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
+            request = CalibrationRequest(rows, self.row_index, self.parameter_name, target, delta,
+                                         self.eps_error, self.doc.relation)
         self._outcome = None
         self._running_snapshot = self._inputs()
         self._show_result_text("Searching…")
@@ -304,10 +380,18 @@ class CalibrateDialog(QDialog):
         # rounded towards the private side, so the printed number is a safe choice too
         return fmt_bound(cal.value, 6, up=not search_spec(self.kind, cal.parameter).increasing)
 
-    def result_text(self, cal: Calibration) -> str:
+    def result_text(self, cal: Calibration | RiskCalibration, noise: tuple[float, str] | None = None) -> str:
         title, _, _ = parameter_title(self.kind, cal.parameter)
-        text = (f"{title} = {self._value_text(cal)} gives ε ≤ {fmt_bound(cal.epsilon.upper)} "
-                f"(certified; estimate {fmt(cal.epsilon.estimate)}) at δ = {fmt(cal.delta)}")
+        if isinstance(cal, RiskCalibration):
+            text = (f"{title} = {self._value_text(cal)}: the best membership-inference attack, wrongly "
+                    f"flagging at most {fmt(100 * cal.fpr)}% of non-members, finds at most "
+                    f"{fmt_bound(100 * cal.tpr.upper)}% of members (certified; estimate "
+                    f"{fmt(100 * cal.tpr.estimate)}%)")
+        else:
+            text = (f"{title} = {self._value_text(cal)} gives ε ≤ {fmt_bound(cal.epsilon.upper)} "
+                    f"(certified; estimate {fmt(cal.epsilon.estimate)}) at δ = {fmt(cal.delta)}")
+        if noise is not None:
+            text += f"\nNoise at this value: 95% of it lies within ±{fmt_bound(noise[0])} {noise[1]}."
         if cal.at_bound:
             text += f"\nThe search stopped at the end of its range; a better {title} may lie beyond it."
         return text
@@ -323,7 +407,7 @@ class CalibrateDialog(QDialog):
         self._snapshot = self._running_snapshot
         self.progress.setValue(1000)
         self.progress_text.setText("done")
-        self._show_result_text(self.result_text(outcome.calibration))
+        self._show_result_text(self.result_text(outcome.calibration, outcome.noise_95))
         cal = outcome.calibration
         self.plot.show_outcome(outcome, parameter_title=parameter_title(self.kind, cal.parameter)[0],
                                value_text=self._value_text(cal),
