@@ -115,7 +115,7 @@ class MainWindow(QMainWindow):
         # a tab beside the plots, not a dock: a dock took its width from the results table,
         # whose δ column and notes then hid behind a scrollbar at 1280 px
         self.risk_tab = scrolling(self.risk)
-        self.tabs.setTabToolTip(self.tabs.addTab(self.risk_tab, "Attack risk && noise"), self.risk.tip)
+        self.tabs.setTabToolTip(self.tabs.addTab(self.risk_tab, "Risk && noise"), self.risk.tip)
         self.budget_tab = scrolling(self.budget)
         self.tabs.setTabToolTip(self.tabs.addTab(self.budget_tab, "Budget"), BUDGET_TAB_TIP)
         self.resize(1280, 800)

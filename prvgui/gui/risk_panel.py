@@ -18,6 +18,9 @@ TIP = ("How well the best membership-inference attack can do against this compos
        "true-positive rate at a few false-positive rates, certified from the tradeoff function, and "
        "how much noise each row adds to its output.")
 HEADLINE = "<b>Attack risk</b>: the best membership-inference attack, certified"
+ADVANTAGE = "Advantage (TPR − FPR)"
+ADVANTAGE_TIP = ("The best attack's true-positive rate minus its false-positive rate, over all attacks: "
+                 "the total variation distance of the pair, δ at ε = 0")
 #: the false-positive rate the plain-words sentence is about (when the result has it)
 WORDS_FPR = 0.01
 
@@ -168,11 +171,13 @@ class RiskPanel(QWidget):
         pinned = self.pin[1].risk if self.pin is not None and getattr(self.pin[1], "risk", None) else None
         heads = ["False-positive rate", "True-positive rate (certified)"]
         if pinned is not None:
-            heads.append(f"A: {self.pin[0]}")
+            heads.append("A (pinned)")
         self.table.setColumnCount(len(heads))
         self.table.setHorizontalHeaderLabels(heads)
+        if pinned is not None:
+            self.table.horizontalHeaderItem(2).setToolTip(f"The pinned result A: {self.pin[0]}")
         rows = [(fpr_text(a), t) for a, t in zip(risk.fprs, risk.tpr)]
-        rows.append(("Advantage (TPR − FPR, best attack)", risk.advantage))
+        rows.append((ADVANTAGE, risk.advantage))
         other = {}
         if pinned is not None:
             other = {fpr_text(a): t for a, t in zip(pinned.fprs, pinned.tpr)}
@@ -185,6 +190,8 @@ class RiskPanel(QWidget):
                 cells.append(interval_text(o.lower, o.upper) if o is not None else "n/a")
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                if c == 0 and name == ADVANTAGE:
+                    item.setToolTip(ADVANTAGE_TIP)
                 if c > 0:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                     item.setToolTip("Certified: the best attack's rate lies in this interval (upper end "

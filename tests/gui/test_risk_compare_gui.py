@@ -102,7 +102,10 @@ def test_pin_overlays_a_on_every_plot_survives_recomputation_and_unpin_removes_i
     assert pinned_line.isVisible()
     assert f"ε ≤ {_bound(first)}" in pinned_line.text()
     head = window.risk.table.horizontalHeaderItem(2)
-    assert window.risk.table.columnCount() == 3 and head.text() == f"A: {label}"
+    assert window.risk.table.columnCount() == 3 and head.text() == "A (pinned)" and label in head.toolTip()
+    lo, up = percents(window.risk.table.item(1, 2).text())  # A's own numbers, not the current ones
+    assert lo <= first.risk.tpr[1].lower and first.risk.tpr[1].upper <= up
+    assert up < percents(window.risk.table.item(1, 1).text())[0]  # σ 4 -> 3: the current risk is higher
     window.compare.unpin()
     assert window.pinned is None and not pinned_line.isVisible()
     for tab in window.plots.values():
