@@ -56,7 +56,8 @@ def test_the_calibrated_count_is_the_largest_that_fits(sigma, a, t):
     cal = calibrate_risk([Row(Gaussian(sigma), 1)], 0, "count", a, t)
     assert cal.value <= largest  # never more runs than the truth allows
     assert cal.value >= 0.97 * largest - 1
-    assert risk([Row(Gaussian(sigma), int(cal.value) + 1)], (a,)).tpr[0].upper > t  # one more run does not fit
+    # one more run does not fit
+    assert risk([Row(Gaussian(sigma), int(cal.value) + 1)], (a,)).tpr[0].upper > t
 
 
 def test_a_subsampled_gaussian_count_is_certified_and_tight():
@@ -103,7 +104,8 @@ def test_the_command_line_calibrates_to_a_risk_target(tmp_path, capsys):
                  "0.005"]) == 2
     err = capsys.readouterr().err
     assert "--tpr-at-fpr T must be above the false-positive rate 0.01" in err and "5e-3" in err
-    assert main(["calibrate", str(path), "--row", "0", "--parameter", "sigma", "--tpr-at-fpr", "2", "0.5"]) == 2
+    assert main(["calibrate", str(path), "--row", "0", "--parameter", "sigma", "--tpr-at-fpr", "2",
+                 "0.5"]) == 2
     assert "--tpr-at-fpr A must be greater than 0 and less than 1; you typed 2" in capsys.readouterr().err
     assert main(["calibrate", str(path), "--row", "0", "--parameter", "sigma"]) == 2  # one target needed
     assert "--target-epsilon" in capsys.readouterr().err

@@ -4,9 +4,10 @@ rate a is at most t").
 
 The search is the engine's ``calibrate`` (accounting/calibrate.py: the answer's certified
 upper ε is <= the target, and the next value 1% towards "less private" is not) or
-``calibrate_risk`` (risk_calibrate.py: the same guarantees for the certified upper TPR). The
-answer also gives the calibrated row's noise (95% half-width): privacy and accuracy together. It runs on a
-worker thread together with a sweep of ε against the parameter around the answer, drawn with
+``calibrate_risk`` (risk_calibrate.py: the same guarantees for the certified upper TPR; its
+fields are risk_target.py). The answer also gives the calibrated row's noise (95% half-width),
+so that privacy and accuracy are seen together. It runs on a worker thread together with a
+sweep of ε (or the TPR) against the parameter around the answer, drawn with
 the target line and the answer marked. Apply writes the value into the row as one undoable
 ``ReplaceRow`` edit (undo.py) and closes the dialog.
 
@@ -25,12 +26,13 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLa
 
 from ..accounting.calibrate import (Calibration, Infeasible, parameters_for, search_spec)
 from ..accounting.mechanisms import kind_class
-from ..accounting.risk_calibrate import FPR_LABEL, TPR_LABEL, RiskCalibration, check_fpr, check_risk_target
+from ..accounting.risk_calibrate import RiskCalibration
 from ..accounting.validate import check_number
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_field, parse_number
 from .calibration_job import CalibrationOutcome, CalibrationRequest, run_calibration
 from .calibration_plot import CalibrationPlot
+from .risk_target import RiskTargetFields, goal_choice, risk_answer
 from .row_form import COUNT_TIP
 from .tasks import TaskRunner, failure_text
 from .targets import TIPS as TARGET_TIPS
@@ -43,15 +45,6 @@ SHORT_NAMES = {"sigma": "σ", "scale": "b", "sampling_rate": "q", "epsilon": "me
 #: the dialog's labels of its two fields (messages name the fields by them)
 TARGET_LABEL, DELTA_LABEL = "Target ε", "δ"
 TARGET_TIP = "The largest ε (nats) the composition may have at δ; a number > 0, e.g. 2 or 1e-1."
-#: the two kinds of target: (data, text, tooltip)
-GOALS = (("epsilon", "ε at δ", "Calibrate for a target ε at δ"),
-         ("risk", "Attack risk (TPR at FPR)",
-          "Calibrate so that the best membership-inference attack, wrongly flagging at most a share a of "
-          "non-members, finds at most a share t of members (certified)"))
-FPR_TIP = ("The share of non-members the attack may wrongly flag as members: a number between 0 and 1, "
-           "e.g. 0.01 for 1%.")
-TPR_TIP = ("The largest share of members the best attack may find at that false-positive rate: between "
-           "the false-positive rate and 1, e.g. 0.05 for 5%.")
 
 
 def check_positive(text: object, label: str) -> tuple[float | None, str | None]:
@@ -124,12 +117,7 @@ class CalibrateDialog(QDialog):
         self.parameter_unit = QLabel()
         self.parameter_unit.setStyleSheet("color: #555;")
         form.addRow("Parameter", _with_unit(self.parameter, self.parameter_unit))
-        self.goal = QComboBox()
-        self.goal.setObjectName("calibrate_goal")
-        for data, text, tip in GOALS:
-            self.goal.addItem(text, data)
-            self.goal.setItemData(self.goal.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
-        self.goal.setToolTip("What the answer must meet: a target ε at δ, or a target attack risk")
+        self.goal = goal_choice()
         form.addRow("Target", self.goal)
         self.form = form
         self.target_edit = QLineEdit()
@@ -142,16 +130,9 @@ class CalibrateDialog(QDialog):
         self.delta_edit.setObjectName("calibrate_delta")
         self.delta_edit.setToolTip(TARGET_TIPS["delta"])
         form.addRow(DELTA_LABEL, _with_unit(self.delta_edit, _unit("probability in (0, 1)")))
-        self.fpr_edit = QLineEdit()
-        fill(self.fpr_edit, 0.01)
-        self.fpr_edit.setObjectName("calibrate_fpr")
-        self.fpr_edit.setToolTip(FPR_TIP)
-        form.addRow(FPR_LABEL, _with_unit(self.fpr_edit, _unit("share of non-members, in (0, 1)")))
-        self.tpr_edit = QLineEdit()
-        fill(self.tpr_edit, 0.05)
-        self.tpr_edit.setObjectName("calibrate_tpr")
-        self.tpr_edit.setToolTip(TPR_TIP)
-        form.addRow(TPR_LABEL, _with_unit(self.tpr_edit, _unit("share of members, at most")))
+        #: the attack-risk target's two fields (shown instead of ε and δ for that target)
+        self.risk_target = RiskTargetFields(form, lambda field, unit: _with_unit(field, _unit(unit)))
+        self.fpr_edit, self.tpr_edit = self.risk_target.fpr_edit, self.risk_target.tpr_edit
         accuracy = QLabel(f"{fmt(self.eps_error)} (from the Targets)")
         accuracy.setToolTip(TARGET_TIPS["eps_error"])
         form.addRow("Accuracy (ε error)", accuracy)
@@ -211,8 +192,7 @@ class CalibrateDialog(QDialog):
         self.parameter.currentIndexChanged.connect(self._parameter_changed)
         self.target_edit.textChanged.connect(self._inputs_changed)
         self.delta_edit.textChanged.connect(self._inputs_changed)
-        self.fpr_edit.textChanged.connect(self._inputs_changed)
-        self.tpr_edit.textChanged.connect(self._inputs_changed)
+        self.risk_target.connect(self._inputs_changed)
         self.goal.currentIndexChanged.connect(self._goal_changed)
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.runner.cancel)
@@ -233,9 +213,9 @@ class CalibrateDialog(QDialog):
 
     def _goal_changed(self) -> None:
         risk = self.risk_goal
-        for edit, shown in ((self.target_edit, not risk), (self.delta_edit, not risk),
-                            (self.fpr_edit, risk), (self.tpr_edit, risk)):
-            self.form.setRowVisible(edit.parentWidget(), shown)
+        for edit in (self.target_edit, self.delta_edit):
+            self.form.setRowVisible(edit.parentWidget(), not risk)
+        self.risk_target.set_visible(risk)
         self._parameter_changed()
 
     def _parameter_changed(self) -> None:
@@ -264,13 +244,8 @@ class CalibrateDialog(QDialog):
     def input_error(self) -> str | None:
         """The first reason the search cannot run (also marks the fields), or None."""
         if self.risk_goal:
-            fpr_err, tpr_err = self._risk_errors()
-            mark(self.fpr_edit, fpr_err, FPR_TIP)
-            mark(self.tpr_edit, tpr_err, TPR_TIP)
-            for edit, tip in ((self.target_edit, TARGET_TIP), (self.delta_edit, TARGET_TIPS["delta"])):
-                mark(edit, None, tip)
-            if fpr_err or tpr_err:
-                return fpr_err or tpr_err
+            if (err := self.risk_target.error()) is not None:
+                return err
         else:
             _, target_err = check_positive(field_value(self.target_edit), TARGET_LABEL)
             _, delta_err = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
@@ -286,19 +261,6 @@ class CalibrateDialog(QDialog):
             i, msg = errors[0]
             return f"fix row {i + 1}: {msg}"
         return None
-
-    def _risk_errors(self) -> tuple[str | None, str | None]:
-        """(message on the false-positive rate, message on the target TPR), each None when fine."""
-        fpr, tpr = field_value(self.fpr_edit), field_value(self.tpr_edit)
-        try:
-            check_fpr(fpr)
-        except ValueError as exc:
-            return str(exc), None
-        try:
-            check_risk_target(fpr, tpr)
-        except ValueError as exc:
-            return None, str(exc)
-        return None, None
 
     def _inputs_changed(self) -> None:
         self.error_label.show_error(self.input_error())
@@ -348,7 +310,7 @@ class CalibrateDialog(QDialog):
             self._update_buttons()
             return False
         if self.risk_goal:
-            risk = check_risk_target(field_value(self.fpr_edit), field_value(self.tpr_edit))
+            risk = self.risk_target.value()
             request = CalibrationRequest(rows, self.row_index, self.parameter_name, 0.0, 0.0,
                                          self.eps_error, self.doc.relation, risk=risk)
         else:
@@ -383,10 +345,7 @@ class CalibrateDialog(QDialog):
     def result_text(self, cal: Calibration | RiskCalibration, noise: tuple[float, str] | None = None) -> str:
         title, _, _ = parameter_title(self.kind, cal.parameter)
         if isinstance(cal, RiskCalibration):
-            text = (f"{title} = {self._value_text(cal)}: the best membership-inference attack, wrongly "
-                    f"flagging at most {fmt(100 * cal.fpr)}% of non-members, finds at most "
-                    f"{fmt_bound(100 * cal.tpr.upper)}% of members (certified; estimate "
-                    f"{fmt(100 * cal.tpr.estimate)}%)")
+            text = risk_answer(title, self._value_text(cal), cal)
         else:
             text = (f"{title} = {self._value_text(cal)} gives ε ≤ {fmt_bound(cal.epsilon.upper)} "
                     f"(certified; estimate {fmt(cal.epsilon.estimate)}) at δ = {fmt(cal.delta)}")

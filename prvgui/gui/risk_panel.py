@@ -163,8 +163,8 @@ class RiskPanel(QWidget):
             if theirs:
                 lines.append("A: " + "; ".join(theirs))
         self.noise_title.setVisible(True)
-        self.noise.setText("\n".join(lines) if lines else "No row adds noise to an output (randomized "
-                                                            "response and DP guarantees have no noise scale).")
+        none = "No row adds noise to an output (randomized response and DP guarantees have no noise scale)."
+        self.noise.setText("\n".join(lines) if lines else none)
         self.set_stale(None)
 
     def _fill_table(self, risk) -> None:
@@ -199,7 +199,7 @@ class RiskPanel(QWidget):
                 self.table.setItem(r, c, item)
         self.table.show()
         self.table.resizeRowsToContents()
-        height = self.table.horizontalHeader().height() + sum(self.table.rowHeight(r) for r in range(len(rows)))
+        height = self.table.horizontalHeader().height() + sum(map(self.table.rowHeight, range(len(rows))))
         self.table.setFixedHeight(height + 2 * self.table.frameWidth())
 
     def as_text(self) -> str:
