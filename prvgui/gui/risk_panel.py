@@ -43,6 +43,9 @@ def risk_words(risk) -> str:
     """Two or three sentences in plain words on a ``Risk`` (the upper ends: what no attack beats)."""
     k = min(range(len(risk.fprs)), key=lambda i: abs(risk.fprs[i] - WORDS_FPR))
     a, t = risk.fprs[k], risk.tpr[k]
+    if t.lower >= 1.0:
+        return (f"No protection: an attack that wrongly flags at most {fpr_text(a)} of the people who are "
+                "not in the data finds every one of those who are.")
     out = [f"No attack that wrongly flags at most {fpr_text(a)} of the people who are not in the data "
            f"can find more than {pct(t.upper, up=True)} of those who are (guessing finds {fpr_text(a)})."]
     adv = risk.advantage

@@ -146,3 +146,13 @@ def test_the_risk_tab_and_the_pin_fit_a_narrow_window(qtbot, window, load, width
     button = window.results.pin_bar.unpin_button
     right = button.mapTo(window, button.rect().topRight())
     assert right.x() <= window.width()
+
+
+def test_the_words_say_so_when_there_is_no_protection():
+    from prvgui.accounting import Gaussian, Row
+    from prvgui.accounting.risk import risk
+    from prvgui.gui.risk_panel import risk_words
+    assert risk_words(risk([Row(Gaussian(0.0), 1)])).startswith("No protection")
+    words = risk_words(risk([Row(Gaussian(1.0), 1)]))
+    exact = norm.cdf(norm.ppf(0.01) + 1.0)
+    assert "can find more than" in words and percents(words.split("can find more than")[1])[0] >= exact
