@@ -5,6 +5,7 @@
     prvgui curve FILE --kind profile|tradeoff|steps|pld --out OUT.csv [--max-seconds S] ...
     prvgui calibrate FILE --row I --parameter NAME --target-epsilon E --delta D
     prvgui calibrate FILE --row I --parameter NAME --tpr-at-fpr A T
+    prvgui report FILE --out REPORT.html|REPORT.pdf [--delta D] [--eps-error E]
     prvgui --screenshot OUT.png [FILE]
     prvgui --version
 
@@ -14,7 +15,8 @@ estimate is printed on stderr; above --max-seconds or --max-memory the command r
 
 Bad input, and a refusal over a limit, exit with status 2 and one line on stderr; an
 infeasible calibration target exits with status 1 and one line saying why. Qt is imported
-only when the window is asked for.
+only when the window or a PDF report is asked for (a PDF uses Qt's own writer, on the offscreen
+platform when there is no display).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from typing import Sequence
 
 from . import __version__
 
-SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk")
+SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk", "report")
 
 
 class UsageError(Exception):
@@ -120,7 +122,15 @@ def _parser() -> _Parser:
                        help="certified membership-inference risk: TPR at given FPRs, and the advantage")
     r.add_argument("--fpr", type=_number, action="append", default=None, metavar="A",
                    help="false-positive rate in (0, 1); repeat for several (default 0.001 0.01 0.1)")
-    for s in (e, d, c, k, r):
+    rp = sub.add_parser("report", parents=[limits],
+                        help="write a report (HTML or PDF): composition, certified result, plots, risk")
+    rp.add_argument("file", help="composition file (JSON)")
+    rp.add_argument("--out", required=True, metavar="REPORT.html|REPORT.pdf",
+                    help="the report file; its extension (.html or .pdf) chooses the format")
+    rp.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
+    rp.add_argument("--eps-error", type=_number, default=None,
+                    help="half-width of the epsilon bracket (default: the file's, else 0.01)")
+    for s in (e, d, c, k, r, rp):
         s.error = p.error  # type: ignore[method-assign]
     return p
 
@@ -316,6 +326,20 @@ def _run_risk(args) -> int:
     return 0
 
 
+def _run_report(args) -> int:
+    """``report``: compute what the window shows, then write it as HTML or PDF (atomically)."""
+    from .accounting.view_model import compute, estimate
+    from .report.model import gather, request_for
+    from .report.output import check_target, report_format, write_report
+    report_format(args.out, "--out")  # before any work: a bad name or folder fails at once
+    check_target(args.out)
+    comp, delta, err, _ = _inputs(args)
+    req = request_for(comp, delta, err)
+    _check_cost(lambda: estimate(req), args)
+    write_report(args.out, gather(comp, compute(req)))
+    return 0
+
+
 def _run_gui(argv: Sequence[str]) -> int:
     args = _gui_parser().parse_args(list(argv))
     from .gui.app import run  # Qt is imported only here
@@ -341,7 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] in SUBCOMMANDS:
             args = _parser().parse_args(argv)
             return {"epsilon": lambda a: _query(a, True), "delta": lambda a: _query(a, False),
-                    "curve": _run_curve, "calibrate": _run_calibrate, "risk": _run_risk}[args.command](args)
+                    "curve": _run_curve, "calibrate": _run_calibrate, "risk": _run_risk,
+                    "report": _run_report}[args.command](args)
         if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
             _parser().print_help()
             return 0

@@ -115,6 +115,10 @@ class Compare(QObject):
     def pinned(self) -> Pin | None:
         return self._pin
 
+    def for_report(self) -> tuple[str, object] | None:
+        """The pin as the report names it, ``("A (<description>)", Result)``, or None."""
+        return None if self._pin is None else (f"A ({self._pin.label})", self._pin.result)
+
     def can_pin(self) -> bool:
         """True while the window shows a current result."""
         return self.w.last_result is not None and self.w.results.result is not None \

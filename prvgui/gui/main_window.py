@@ -23,6 +23,7 @@ from .dpsgd_helper import HELPER_KINDS, DpSgdDialog, apply_helper, initial_for_r
 from .editor import CompositionEditor
 from .files import FileController, settings
 from .plots import TABS, StepsTab
+from .report_export import ReportExport
 from .results_panel import ResultsPanel
 from .risk_panel import RiskPanel
 from .steps_choice import StepsChoice
@@ -83,6 +84,8 @@ class MainWindow(QMainWindow):
         self.cancel_button = self.computing.cancel_button
         #: the pinned result "A" (compare.py; ``pinned``)
         self.compare = Compare(self)
+        self.report_export = ReportExport(self)
+        self.report_export.pinned = self.compare.for_report  # the report shows A too
         self._build_menus()
         self._connect()
         self._update_title()
@@ -135,6 +138,7 @@ class MainWindow(QMainWindow):
         for fmt_name in ("png", "svg", "csv"):
             export.addAction(f"{fmt_name.upper()}…",
                              lambda x=fmt_name: self.export_plot(self.current_plot(), x))
+        f.addAction("Export &report (HTML or PDF)…", lambda: self.report_export.start())
         f.addSeparator()
         f.addAction("&Quit", QKeySequence.StandardKey.Quit, self.close)
         e = mb.addMenu("&Edit")
@@ -150,6 +154,8 @@ class MainWindow(QMainWindow):
             e.addAction(self.composition.actions_[name])
         e.addSeparator()
         e.addAction("&Copy results", QKeySequence("Ctrl+Shift+C"), self.copy_results)
+        e.addAction("Copy as &Markdown", lambda: self.results.copy_as("markdown"))
+        e.addAction("Copy as La&TeX", lambda: self.results.copy_as("latex"))
         e.addSeparator()
         self.pin_action = e.addAction("&Pin result as A", QKeySequence("Ctrl+P"), self.compare.pin)
         self.unpin_action = e.addAction("U&npin A", self.compare.unpin)
@@ -176,6 +182,7 @@ class MainWindow(QMainWindow):
         self.results.result_shown.connect(self._show_risk)
         self.results.stale_changed.connect(self.risk.set_stale)
         self.results.cleared.connect(self.risk.clear)
+        self.results.copied.connect(lambda name: self._set_status(f"Results copied to the clipboard as {name}."))
 
     # ------------------------------------------------------------ computing
     def _make_request(self) -> tuple[Request, Document]:
@@ -345,6 +352,7 @@ class MainWindow(QMainWindow):
         for dialog in self.findChildren(CalibrateDialog) + self.findChildren(DpSgdDialog):
             dialog.shutdown()
         self.budget.shutdown()
+        self.report_export.shutdown()
         self.computing.stop()
 
     def closeEvent(self, event: QCloseEvent) -> None:
