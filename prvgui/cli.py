@@ -4,6 +4,7 @@
     prvgui delta FILE --epsilon E [--eps-error E] [--json] [--max-seconds S] [--max-memory SIZE]
     prvgui curve FILE --kind profile|tradeoff|steps|pld --out OUT.csv [--max-seconds S] ...
     prvgui calibrate FILE --row I --parameter NAME --target-epsilon E --delta D
+    prvgui calibrate FILE --row I --parameter NAME --tpr-at-fpr A T
     prvgui report FILE --out REPORT.html|REPORT.pdf [--delta D] [--eps-error E]
     prvgui --screenshot OUT.png [FILE]
     prvgui --version
@@ -106,11 +107,16 @@ def _parser() -> _Parser:
     c.add_argument("--row", type=int, default=None,
                    help="steps: index (from 0) of the row whose count varies (default: largest count)")
     c.add_argument("--points", type=int, default=None, help="number of points (steps: at most 200)")
-    k = sub.add_parser("calibrate", parents=[common], help="solve one parameter for a target epsilon")
+    k = sub.add_parser("calibrate", parents=[common],
+                       help="solve one parameter for a target epsilon or attack risk")
     k.add_argument("--row", type=int, required=True, help="row index, from 0")
     k.add_argument("--parameter", required=True,
                    help="sigma, scale, sampling_rate, count or epsilon (depending on the row's kind)")
-    k.add_argument("--target-epsilon", type=_number, required=True, help="target epsilon")
+    goal = k.add_mutually_exclusive_group(required=True)
+    goal.add_argument("--target-epsilon", type=_number, help="target epsilon")
+    goal.add_argument("--tpr-at-fpr", type=_number, nargs=2, metavar=("A", "T"),
+                      help="target attack risk: the best membership-inference attack's true-positive "
+                           "rate at false-positive rate A is at most T (0 < A < T < 1)")
     k.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
     r = sub.add_parser("risk", parents=[common],
                        help="certified membership-inference risk: TPR at given FPRs, and the advantage")
@@ -273,6 +279,8 @@ def _run_calibrate(args) -> int:
         raise ValueError("the composition has no rows")
     if not 0 <= args.row < len(rows):
         raise ValueError(_row_range(rows, args.row))
+    if args.tpr_at_fpr is not None:
+        return _run_calibrate_risk(args, comp, err, rows)
     target = check_number("--target-epsilon", args.target_epsilon, 0.0, lo_open=True)
     c = calibrate(rows, args.row, args.parameter, target, delta, err, relation=comp.relation)
     value = int(c.value) if c.parameter == "count" else c.value
@@ -284,6 +292,23 @@ def _run_calibrate(args) -> int:
         print(f"{c.parameter} of row {args.row} = {value:.6g}" + ("  (at the search bound)" if c.at_bound else ""))
         print(f"  gives epsilon <= {_fmt(c.epsilon.upper)} (certified; lower {_fmt(c.epsilon.lower)}, "
               f"estimate {_fmt(c.epsilon.estimate)}) at delta {delta:g}; target {c.target_epsilon:g}")
+    return 0
+
+
+def _run_calibrate_risk(args, comp, err, rows) -> int:
+    from .accounting.risk_calibrate import calibrate_risk, check_risk_target
+    a, t = check_risk_target(*args.tpr_at_fpr, fpr_label="--tpr-at-fpr A", tpr_label="--tpr-at-fpr T")
+    c = calibrate_risk(rows, args.row, args.parameter, a, t, err, relation=comp.relation)
+    value = int(c.value) if c.parameter == "count" else c.value
+    if args.json:
+        out = c.as_dict()
+        out["value"] = value
+        print(json.dumps(out))
+    else:
+        bound = "  (at the search bound)" if c.at_bound else ""
+        print(f"{c.parameter} of row {args.row} = {value:.6g}{bound}")
+        print(f"  gives the best attack a true-positive rate <= {c.tpr.upper:.6g} at false-positive rate "
+              f"{a:g} (certified; lower {c.tpr.lower:.6g}); target {t:g}")
     return 0
 
 

@@ -30,6 +30,7 @@ from .curves import atom_kind, pld_for_plot, tradeoff_bounds
 from .mechanisms import Row
 from .pipeline import error_level
 from .profile import Bounds
+from .risk import DEFAULT_FPRS, Risk, risk_of
 
 __all__ = ["Request", "Result", "Curve", "compute", "estimate", "Estimate", "Cancelled"]
 
@@ -50,6 +51,8 @@ class Request:
     steps_row: int | None = None
     steps_points: int = 40
     want_pld: bool = True
+    #: false-positive rates of the attack-risk read-out (``Result.risk``; empty: skip)
+    risk_fprs: tuple[float, ...] = DEFAULT_FPRS
     #: an id the caller may use to match results to requests
     request_id: int = 0
 
@@ -92,6 +95,9 @@ class Result:
     poisson_epsilon: Bounds | None = None
     #: per row as given: (half-width of the noise's 95% interval, its unit), None without noise
     noise_95: tuple[tuple[float, str] | None, ...] = ()
+    #: the best membership-inference attack's certified TPR at ``request.risk_fprs`` and its
+    #: advantage (risk.py), None when not asked for
+    risk: Risk | None = None
 
 
 def _cancel_fn(cancel) -> Callable[[], bool] | None:
@@ -228,6 +234,10 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         x, dens, inf_mass, ax, am = pld_for_plot(profs[0], atoms=kind)
         pld = Curve("loss", x, {"density": dens})
         pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
+    risk = None
+    if request.risk_fprs:
+        step(0.69, "attack risk")
+        risk = risk_of(acc, request.risk_fprs, level)
     if (steps_of := _steps(request)) is not None:
         step(0.7, "epsilon versus count")
         cs, bounds = acc.epsilon_vs_count(*steps_of, request.delta,
@@ -244,7 +254,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     best_d = best_upper(dlt.upper, comps_d, want_eps=False) if dlt is not None else None
     return Result(request, eps, dlt, comps, comps_d, profile, tradeoff, steps, pld, inf_mass,
                   budget, time.perf_counter() - t0, best, best_d, tuple(notes + acc.warnings), pld_atoms,
-                  at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given))
+                  at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given), risk)
 
 
 def untight_note(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None) -> str:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHe
 from ..accounting.certified import CertifiedUpper
 from ..accounting.view_model import untight_note
 from ..report.tables import latex_table, markdown_table
+from .compare import PinBar
 from .cost_prompt import CostPrompt
 from .fmt import fmt, fmt_bound
 from .widgets import ERROR_COLOR, WARN_COLOR
@@ -153,6 +154,11 @@ COPY_FORMATS = {"markdown": ("Markdown", markdown_table), "latex": ("LaTeX", lat
 
 
 class ResultsPanel(QWidget):
+    #: after show_result (the result), set_stale (message, error) and clear (message): the
+    #: risk panel and the pin (compare.py) follow the panel's state
+    result_shown = Signal(object)
+    stale_changed = Signal(object, bool)
+    cleared = Signal(str)
     #: the results were copied to the clipboard (the format's name)
     copied = Signal(str)
 
@@ -201,7 +207,13 @@ class ResultsPanel(QWidget):
         self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.warnings.setStyleSheet(f"color: {WARN_COLOR};")
         self.warnings.hide()
-        body.addWidget(self.headline)
+        #: "Pin as A" / "Unpin A" beside the headline, A's bracket under it (compare.py)
+        self.pin_bar = PinBar()
+        head = QHBoxLayout()
+        head.addWidget(self.headline, 1)
+        head.addWidget(self.pin_bar)
+        body.addLayout(head)
+        body.addWidget(self.pin_bar.label)
         body.addWidget(self.bracket)
         body.addWidget(self.warnings)
         body.addWidget(self.detail)
@@ -267,6 +279,7 @@ class ResultsPanel(QWidget):
         self.warnings.hide()
         self.table.setRowCount(0)
         self.footer.setText("")
+        self.cleared.emit(message)
         self.copy_button.setEnabled(False)
 
     def set_stale(self, message: str | None, error: bool = False) -> None:
@@ -276,6 +289,7 @@ class ResultsPanel(QWidget):
         self.banner.setText(message or "")
         colour = ERROR_COLOR if error else "#555"
         self.banner.setStyleSheet(f"color: {colour}; font-weight: bold;")
+        self.stale_changed.emit(message, error)
 
     def show_result(self, result) -> None:
         self.result = result
@@ -323,6 +337,7 @@ class ResultsPanel(QWidget):
         self.footer.setText(f"Computed in {result.elapsed:.2f} s · {len(req.rows)} row(s)")
         self.copy_button.setEnabled(True)
         self.set_stale(None)
+        self.result_shown.emit(result)
 
     def _rows(self, result) -> list[tuple[str, ...]]:
         req = result.request

@@ -60,15 +60,16 @@ def test_export_while_computing_waits_for_the_result(qtbot, window, load, tmp_pa
 
 def test_a_pinned_result_goes_into_the_report(qtbot, window, load, tmp_path, small_rows):
     first = load(window)
-    rows = [small_rows[0].with_param("sigma", 3.0), small_rows[1]]
-    load(window, rows)
-    window.pinned_result = ("A", first)
+    assert window.compare.pin()  # Pin as A, then an edit: A stays pinned
+    with qtbot.waitSignal(window.recomputer.result_ready, timeout=TIMEOUT):
+        window.editor.replace(0, small_rows[0].with_param("sigma", 3.0), "edit")
+    assert window.pinned.result is first
     path = tmp_path / "pinned.html"
     with qtbot.waitSignal(window.report_export.written, timeout=TIMEOUT):
         window.report_export.start(str(path))
     page = path.read_text(encoding="utf-8")
-    assert f"A: ε ≤ {fmt_bound(first.certified_upper.value)}" in page
-    assert len(re.findall(r">A: PRV (upper|lower)<", page)) == 3
+    assert f"A ({window.pinned.label}): ε ≤ {fmt_bound(first.certified_upper.value)}" in page
+    assert len(re.findall(r">A \(.*?\): PRV (upper|lower)<", page)) == 3
 
 
 @pytest.mark.parametrize("name, words", [("report.txt", "must end in .html or .pdf"),
