@@ -115,8 +115,12 @@ def headline(result, name: str = "") -> Headline:
 
 
 def risk_of(result, eps_error: float | None = None, cancel=None) -> Risk:
-    """The certified membership-inference read-out of a result's composition."""
+    """The certified membership-inference read-out of a result's composition: the one the
+    result holds (``Result.risk``, the window's numbers) when it was asked at the report's
+    false-positive rates, else computed."""
     req = result.request
+    if result.risk is not None and tuple(req.risk_fprs) == tuple(DEFAULT_FPRS) and eps_error is None:
+        return result.risk
     return compute_risk(req.rows, DEFAULT_FPRS, Relation(req.neighbouring, req.group_size),
                         eps_error if eps_error is not None else req.eps_error, cancel=cancel)
 
