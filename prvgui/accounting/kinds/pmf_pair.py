@@ -50,8 +50,8 @@ _Q = Vector("Probabilities q", "one per outcome, summing to 1",
 _SYMMETRIC = Choice("Pair is symmetric", "", "whether P vs Q is the same as Q vs P: \"no\" composes both "
                     "orders (safe for any pair); \"yes\" is your statement that the pair is symmetric, "
                     "and only P vs Q is composed", "", "no",
-                    choices=(("no", "No: compose both orders"),
-                             ("yes", "Yes: I state that P vs Q equals Q vs P")))
+                    choices=(("no", "Both orders: no statement about symmetry"),
+                             ("yes", "Symmetric: I state that P vs Q equals Q vs P")))
 
 
 @lru_cache(maxsize=256)
