@@ -206,8 +206,8 @@ class Vector(Param):
         if self.total is not None:
             s = math.fsum(out.tolist())
             if not abs(s - self.total) <= TOTAL_TOL:
-                raise VectorError(self.title, f"{self.entries} that sum to {number_text(self.total)} "
-                                  f"(within {number_text(TOTAL_TOL)})", value, field=name,
+                raise VectorError(self.title, f"sum to {number_text(self.total)} (within "
+                                  f"{number_text(TOTAL_TOL)})", value, field=name,
                                   plain=f"they sum to {s!r}")
         return tuple(out.tolist())
 

@@ -40,11 +40,11 @@ from .base import Choice, Mechanism, Relation, Vector, VectorError, as_relation,
 
 _U = 2.0 ** -52
 
-_P = Vector("Probabilities p", "one per outcome, summing to 1",
+_P = Vector("Probabilities p", "sum to 1",
             "the mechanism's output distribution P on one dataset: one probability per outcome, summing "
             "to 1 (within 1e-9); typed as numbers separated by commas or spaces", "p", (0.75, 0.25), hi=1.0,
             total=1.0, entries="probabilities")
-_Q = Vector("Probabilities q", "one per outcome, summing to 1",
+_Q = Vector("Probabilities q", "sum to 1",
             "the output distribution Q on the neighbouring dataset, over the same outcomes in the same "
             "order as p", "q", (0.25, 0.75), hi=1.0, total=1.0, entries="probabilities")
 _SYMMETRIC = Choice("Pair is symmetric", "", "whether P vs Q is the same as Q vs P: \"no\" composes both "
