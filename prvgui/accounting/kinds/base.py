@@ -149,13 +149,13 @@ class VectorError(NumberError):
     ``plain`` replaces the "you typed ..." part when the fault is the whole list (its sum)."""
 
     def __init__(self, label: str, requirement: str, value: object, field: str | None = None,
-                 entry: int | None = None, plain: str | None = None) -> None:
-        self.entry, self.plain = entry, plain
+                 entry: int | None = None, plain: str | None = None, be: bool = True) -> None:
+        self.entry, self.plain, self.be = entry, plain, be
         super().__init__(label, requirement, value, field)
 
     def message(self, source: str = TYPED) -> str:
         if self.plain is not None:
-            return f"{self.label} must be {self.requirement}; {self.plain}"
+            return f"{self.label} must {'be ' if self.be else ''}{self.requirement}; {self.plain}"
         where = f"entry {self.entry}: " if self.entry is not None else ""
         return f"{self.label} must be {self.requirement}; {where}{given(self.value, source)}"
 
@@ -207,7 +207,7 @@ class Vector(Param):
             s = math.fsum(out.tolist())
             if not abs(s - self.total) <= TOTAL_TOL:
                 raise VectorError(self.title, f"sum to {number_text(self.total)} (within "
-                                  f"{number_text(TOTAL_TOL)})", value, field=name,
+                                  f"{number_text(TOTAL_TOL)})", value, field=name, be=False,
                                   plain=f"they sum to {s!r}")
         return tuple(out.tolist())
 
