@@ -146,10 +146,10 @@ def parse_list(text: str, points: bool = False) -> object:
     if not text.strip():
         return text
     if points:
-        groups = [[_token(t) for t in _SEP.split(g.strip())] for g in _GROUPS.split(text) if g.strip()]
+        groups = [[_token(t) for t in _SEP.split(g.strip()) if t] for g in _GROUPS.split(text) if g.strip()]
         # a lone number is not a pair: kept bare, so that its message shows it as typed
         return tuple(g[0] if len(g) == 1 else tuple(g) for g in groups)
-    return tuple(_token(t) for t in _SEP.split(text.strip()))
+    return tuple(_token(t) for t in _SEP.split(text.strip()) if t)
 
 
 def list_text(value: object, points: bool = False) -> str:
