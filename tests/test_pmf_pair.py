@@ -140,7 +140,7 @@ def test_renyi_divergence_and_the_eps_delta_guarantee_are_exact_upper_bounds(p, 
     m = PmfPair(p, q)
     orders = np.array([1.5, 2.0, 5.0, 32.0])
     got = m.rdp(orders)
-    for a, g in zip(orders, got):
+    for a, g in zip(orders, got if got is not None else [None] * len(orders)):
         want = mp.mpf("-inf")
         for x, y in ((p, q), (q, p)):
             if any(xi > 0 and yi == 0 for xi, yi in zip(x, y)):
@@ -148,8 +148,9 @@ def test_renyi_divergence_and_the_eps_delta_guarantee_are_exact_upper_bounds(p, 
                 break
             s = mp.fsum(mp.mpf(xi) ** a * mp.mpf(yi) ** (1 - a) for xi, yi in zip(x, y) if xi > 0)
             want = max(want, mp.log(s) / (a - 1))
-        if want == mp.inf:
-            assert g == math.inf
+        if want == mp.inf:  # mass at +infinity: RDP does not describe the pair
+            assert got is None
+            break
         else:
             assert float(want) <= g <= float(want) * (1 + 1e-12) + 1e-13, (a, g, want)
     eps, delta = m.eps_delta()

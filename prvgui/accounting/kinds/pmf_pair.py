@@ -25,7 +25,8 @@ every loss). Equal losses are merged into one atom.
 Closed forms for the comparison accountants: an (eps, delta) guarantee of one run, exact for
 the pair (eps = the largest finite loss over both orders, delta = the larger mass at +infinity:
 delta(eps) is exactly that mass, since no finite loss exceeds eps), and its Renyi divergence,
-D_a(P || Q) = log(sum_i p_i^a q_i^{1 - a}) / (a - 1), the larger over both orders, rounded up.
+D_a(P || Q) = log(sum_i p_i^a q_i^{1 - a}) / (a - 1), the larger over both orders, rounded up
+(none when an order has mass at +infinity: the comparisons then use the (eps, delta) guarantee).
 """
 from __future__ import annotations
 
@@ -156,5 +157,16 @@ class PmfPair(Mechanism):
         eps = max([0.0] + [loc for prv in prvs for loc, _ in prv.atoms if loc > 0])
         return (eps, max(prv.inf_mass for prv in prvs))
 
-    def rdp(self, orders: np.ndarray) -> np.ndarray:
-        return np.maximum(atoms_rdp(self._prv("remove"), orders), atoms_rdp(self._prv("add"), orders))
+    def rdp(self, orders: np.ndarray) -> np.ndarray | None:
+        """The larger Renyi divergence of the two orders; None when an order has mass at +infinity
+        (RDP does not describe the pair: the comparisons then use ``eps_delta``, as for approx_dp)."""
+        prvs = [self._prv("remove"), self._prv("add")]
+        if any(prv.inf_mass > 0 for prv in prvs):
+            return None
+        return np.maximum(atoms_rdp(prvs[0], orders), atoms_rdp(prvs[1], orders))
+
+    def gdp_mu2(self) -> float | None:
+        """None with mass at +infinity (GDP does not describe it, as for approx_dp)."""
+        if any(self._prv(o).inf_mass > 0 for o in ("remove", "add")):
+            return None
+        return Mechanism.gdp_mu2(self)

@@ -18,8 +18,9 @@ privacy at all: the row is reported as not private, never as an error. A point w
 Groups of k records: each point (eps, delta) gives (k eps, delta (e^{k eps} - 1) / (e^eps - 1))
 (Vadhan 2017, Lemma 2.2), and the pair of those points is composed.
 
-Comparison accountants: RDP of the discrete pair (its atoms; infinite when the smallest delta is
-above 0) and, for basic and advanced composition, the point with the smallest delta.
+Comparison accountants: RDP of the discrete pair (its atoms; when the smallest delta is above 0
+RDP does not describe it and the comparisons use the point with the smallest delta, as for
+approx_dp) and, for basic and advanced composition, that point.
 """
 from __future__ import annotations
 
@@ -82,5 +83,12 @@ class PrivacyProfile(Mechanism):
         kept = implied_points(self.points)
         return min(kept, key=lambda p: (p[1], p[0])) if kept else (0.0, 1.0)
 
-    def rdp(self, orders: np.ndarray) -> np.ndarray:
-        return atoms_rdp(self._prv("remove"), orders)
+    def rdp(self, orders: np.ndarray) -> np.ndarray | None:
+        """RDP of the pair; None when it has mass at +infinity (RDP does not describe it: the
+        comparisons then add the row's (eps, delta) by basic composition, as for approx_dp)."""
+        prv = self._prv("remove")
+        return None if prv.inf_mass > 0 else atoms_rdp(prv, orders)
+
+    def gdp_mu2(self) -> float | None:
+        """None with mass at +infinity (GDP does not describe it, as for approx_dp)."""
+        return None if self._prv("remove").inf_mass > 0 else Mechanism.gdp_mu2(self)
