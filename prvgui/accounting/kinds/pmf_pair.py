@@ -60,33 +60,27 @@ def pair_prv(p: tuple[float, ...], q: tuple[float, ...]) -> PRV:
     """The privacy loss log(dP/dQ) under P of two probability vectors (each summing to 1 within
     1e-9; normalised here), every loss rounded up."""
     sp, sq = math.fsum(p), math.fsum(q)
-    ls = math.log(sq) - math.log(sp)
-    masses: dict[float, float] = {}
-    inf_mass = []
-    for pi, qi in zip(p, q):
-        if pi == 0:
-            continue
-        m = pi / sp
-        if qi == 0:
-            inf_mass.append(m)
-            continue
-        if pi == qi and sp == sq:
-            y = 0.0
-        else:
-            lp, lq = math.log(pi), math.log(qi)
-            y = lp - lq + ls
-            # each log within an ulp of its size, three roundings of the sum: raise y past them
-            err = 4 * _U * (abs(lp) + abs(lq) + 2 * abs(math.log(sq)) + 2 * abs(math.log(sp)) + abs(y))
-            y = math.nextafter(y + err, math.inf)
-        masses[y] = masses.get(y, 0.0) + m
-    inf = min(1.0, math.fsum(inf_mass))
+    pa, qa = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    inf = min(1.0, math.fsum((pa[(pa > 0) & (qa == 0)] / sp).tolist()))
     if inf >= 1.0:
         return point_mass(math.inf)
-    atoms = tuple(sorted((loc, m) for loc, m in masses.items() if m > 0))
-    if atoms == ((0.0, atoms[0][1]),) and inf == 0:
+    both = (pa > 0) & (qa > 0)
+    pb, qb = pa[both], qa[both]
+    lp, lq = np.log(pb), np.log(qb)
+    lsq, lsp = math.log(sq), math.log(sp)
+    y = lp - lq + (lsq - lsp)
+    # each log within a few ulps of its size, a few roundings of the sum: raise y past them
+    err = 4 * _U * (np.abs(lp) + np.abs(lq) + 2 * abs(lsq) + 2 * abs(lsp) + np.abs(y))
+    y = np.nextafter(y + err, math.inf)
+    y[(pb == qb) & (sp == sq)] = 0.0  # the same probability on both sides: no loss, exactly
+    locs, where = np.unique(y, return_inverse=True)
+    mass = np.bincount(where, weights=pb / sp, minlength=locs.size)
+    keep = mass > 0
+    atoms = tuple(zip(locs[keep].tolist(), mass[keep].tolist()))
+    if not atoms or (len(atoms) == 1 and atoms[0][0] == 0.0 and inf == 0):
         return TRIVIAL
-    mean = math.fsum(loc * m for loc, m in atoms)
-    size = math.fsum(abs(loc) * m for loc, m in atoms)
+    mean = math.fsum((locs[keep] * mass[keep]).tolist())
+    size = math.fsum((np.abs(locs[keep]) * mass[keep]).tolist())
     return PRV(atoms, inf, None, mean, 8 * _U * size * (1 + len(atoms) * _U) + 1e-300)
 
 
