@@ -225,3 +225,8 @@ def test_limits_and_versions():
         loads_composition(v1)
     with pytest.raises(FileFormatError, match="1e400"):
         loads_composition(v1.replace('"version": 1', '"version": 2').replace("[1.0], \"q\"", "[1e400], \"q\""))
+
+
+def test_lists_are_never_searched_by_calibration():
+    from prvgui.accounting.calibrate import parameters_for
+    assert parameters_for("pmf_pair") == ["count"] and parameters_for("privacy_profile") == ["count"]
