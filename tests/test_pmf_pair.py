@@ -224,7 +224,8 @@ def test_limits_and_versions():
     with pytest.raises(FileFormatError, match="'pmf_pair' is not part of version 1 files"):
         loads_composition(v1)
     with pytest.raises(FileFormatError, match="1e400"):
-        loads_composition(v1.replace('"version": 1', '"version": 2').replace("[1.0], \"q\"", "[1e400], \"q\""))
+        loads_composition(v1.replace('"version": 1', '"version": 2')
+                          .replace('[1.0], "q"', '[1e400], "q"'))
 
 
 def test_lists_are_never_searched_by_calibration():

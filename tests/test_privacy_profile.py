@@ -15,6 +15,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prvgui.accounting import Accountant, Row
 from prvgui.accounting.kinds.approx_dp import ApproxDP
@@ -141,8 +143,9 @@ def test_vacuous_points_mean_no_privacy_without_an_error():
                   "entry 1: the file has -1"),
     ([[1, 0.1], [2, 1.5]], "Profile points must be a list of [ε, δ] pairs with δ between 0 and 1; "
                            "entry 2: the file has 1.5"),
-    ([[1, 0.1], ["1e400", 0]], "Profile points must be a list of [ε, δ] pairs with ε a finite number at least "
-                             "0; entry 2: the file has 1e400"),
+    ([[1, 0.1], ["1e400", 0]],
+     "Profile points must be a list of [ε, δ] pairs with ε a finite number at least 0; entry 2: the file "
+     "has 1e400"),
     ("abc", 'Profile points must be a list of [ε, δ] pairs; the file has "abc"'),
     ([[1, "x"]], 'Profile points must be a list of [ε, δ] pairs with δ between 0 and 1; entry 1: the file '
                  'has "x"'),
@@ -171,3 +174,16 @@ def test_ten_thousand_points_are_composed():
     b = Accountant([Row(PrivacyProfile(pts), 100)], eps_error=0.05).epsilon(1e-6)
     exact = gauss_epsilon(5.0, 1e-6)
     assert exact <= b.upper <= exact + 0.15
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 3.0), st.floats(0.0, 0.5)), min_size=1, max_size=4),
+       st.integers(1, 3), st.floats(0.0, 2.0))
+def test_property_any_points_give_a_pair_that_satisfies_them_and_a_bracket_that_holds(points, k, eps):
+    m = PrivacyProfile(tuple(points))
+    prv = m.prv()
+    for e, d in points:
+        assert prv.delta(e) <= d + 1e-12
+    want = float(exact_composed_delta(prv, k, eps))
+    b = Accountant([Row(m, k)], eps_error=0.05).delta(eps)
+    assert b.lower - 1e-12 <= want <= b.upper + 1e-12, (points, k, eps, b, want)

@@ -243,7 +243,8 @@ class RowForm(QGroupBox):
         self._push(new, f"Edit {title} of row", ("param", name))
 
     def _choose_csv(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Fill from CSV", "", "CSV files (*.csv *.txt);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Fill from CSV", "",
+                                              "CSV files (*.csv *.txt);;All files (*)")
         if path:
             self.fill_from_csv(path)
 
