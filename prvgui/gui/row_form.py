@@ -226,6 +226,8 @@ class RowForm(QGroupBox):
                "Typed as numbers separated by commas or spaces, e.g. 0.75, 0.25")
         f = _Field(spec.unit, f"{spec.help[0].upper()}{spec.help[1:]}. {how}; or use Fill from CSV…")
         f.edit.setObjectName(f"param_{name}")
+        f.layout().setStretch(0, 5)  # a list needs the room more than its unit does
+        f.layout().setStretch(1, 1)
         f.edit.setPlaceholderText("ε δ; ε δ; …" if points else "p₁, p₂, …")
         f.edit.textEdited.connect(lambda text, n=name: self._list_edited(n, text))
         f.edit.editingFinished.connect(self._end_session)
