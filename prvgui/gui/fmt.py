@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ..accounting.kinds.base import Points
 from ..accounting.mechanisms import MECHANISM_KINDS
 from ..accounting.validate import show
 from ..report.numbers import fmt, fmt_bound  # noqa: F401  (one rule for the window and reports)
@@ -101,11 +102,23 @@ def fmt_count(x: object) -> str:
     return str(x)
 
 
+def list_summary(spec, name: str, value: list | tuple) -> str:
+    """``p: 4 outcomes``, ``3 (ε, δ) points`` for a list parameter in the table."""
+    n = len(value)
+    if isinstance(spec, Points):
+        return f"{n} (ε, δ) point{'s' if n != 1 else ''}"
+    sym = (spec.symbol or name) if spec is not None else name
+    return f"{sym}: {n} outcome{'s' if n != 1 else ''}"
+
+
 def param_summary(kind: str, params: dict) -> str:
     """``σ=1.1, q=0.004267`` for the table's Parameters column."""
     parts = []
     for name, value in params.items():
         spec = _spec(kind, name)
+        if isinstance(value, (list, tuple)):  # a list parameter: its length, not its entries
+            parts.append(list_summary(spec, name, value))
+            continue
         choices = dict(getattr(spec, "choices", ()))
         if value in choices:  # a named choice: its words up to the colon ("Fixed size"), not key=value
             if value != spec.initial:

@@ -5,7 +5,8 @@ accountant and Add item has a one-sentence tooltip; the results table shows all 
 """
 import pytest
 
-from prvgui.accounting.kinds.base import Choice
+from prvgui.accounting.kinds.base import Choice, Points, Vector
+from prvgui.document.list_csv import list_text
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
@@ -73,7 +74,8 @@ def test_typing_a_bad_parameter_names_the_label_and_the_value_once(qtbot, window
         assert window.status.text().count(label) == 1
         assert edit.styleSheet() and edit.toolTip().split("<br>")[0].count(label) == 1
         assert not any(f.edit.styleSheet() for n, f in form.params.items() if n != name)
-    _type(qtbot, edit, str(spec.initial))
+    _type(qtbot, edit, list_text(spec.initial, isinstance(spec, Points)) if isinstance(spec, (Vector, Points))
+          else str(spec.initial))
     assert not form.error_label.isVisible()
 
 
