@@ -265,3 +265,17 @@ def test_edge_compositions_still_give_a_report(tmp_path, mechanisms, words):
         ET.fromstring(s)
     if mechanisms:
         assert "ε ≤ ∞" in page  # an unbounded epsilon is said, never hidden
+
+
+def test_list_parameters_short_in_full_long_as_their_length():
+    """A pair of distributions: short lists printed in full, a long one as its length (a
+    100,000-outcome pair must not fill the report)."""
+    from prvgui.document.model import RowSpec
+    from prvgui.report.model import row_lines
+    short = Composition(rows=[RowSpec("pmf_pair", {"p": (0.5, 0.5), "q": (0.25, 0.75)}, 3)])
+    n = 1000
+    long = Composition(rows=[RowSpec("pmf_pair", {"p": (1 / n,) * n, "q": (1 / n,) * n}, 3)])
+    text = " ".join(row_lines(short, None)[0].parameters)
+    assert "0.5, 0.5" in text and "0.25, 0.75" in text
+    text = " ".join(row_lines(long, None)[0].parameters)
+    assert "1000 outcomes" in text and len(text) < 200

@@ -166,3 +166,12 @@ def _num(v: object) -> str:
     if isinstance(v, float) and math.isfinite(v) and v == int(v) and abs(v) < 1e15:
         return str(int(v))
     return repr(v) if isinstance(v, float) else str(v)
+
+
+def list_summary(spec, name: str, value: list | tuple) -> str:
+    """``p: 4 outcomes``, ``3 (ε, δ) points`` for a list parameter in the table."""
+    n = len(value)
+    if isinstance(spec, Points):
+        return f"{n} (ε, δ) point{'s' if n != 1 else ''}"
+    sym = (spec.symbol or name) if spec is not None else name
+    return f"{sym}: {n} outcome{'s' if n != 1 else ''}"

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-from ..accounting.kinds.base import Points
 from ..accounting.mechanisms import MECHANISM_KINDS
 from ..accounting.validate import show
+from ..document.list_csv import list_summary  # noqa: F401  (the table's words for a list)
 from ..report.numbers import fmt, fmt_bound  # noqa: F401  (one rule for the window and reports)
 
 POISSON_NOTE = "Poisson sampling (each record independently with probability q)"
@@ -100,15 +100,6 @@ def fmt_count(x: object) -> str:
     if isinstance(x, int) and not isinstance(x, bool):
         return f"{x:,}".replace(",", "\u202f")  # narrow no-break space: a count never wraps
     return str(x)
-
-
-def list_summary(spec, name: str, value: list | tuple) -> str:
-    """``p: 4 outcomes``, ``3 (ε, δ) points`` for a list parameter in the table."""
-    n = len(value)
-    if isinstance(spec, Points):
-        return f"{n} (ε, δ) point{'s' if n != 1 else ''}"
-    sym = (spec.symbol or name) if spec is not None else name
-    return f"{sym}: {n} outcome{'s' if n != 1 else ''}"
 
 
 def param_summary(kind: str, params: dict) -> str:

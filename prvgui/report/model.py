@@ -11,11 +11,12 @@ import math
 from dataclasses import dataclass, field
 
 from .. import __version__
-from ..accounting.kinds.base import Relation
+from ..accounting.kinds.base import Points, Relation
 from ..accounting.mechanisms import MECHANISM_KINDS
 from ..accounting.view_model import Request, untight_note
 from ..accounting.risk import DEFAULT_FPRS, Risk, risk as compute_risk
 from ..document.export import setting_text
+from ..document.list_csv import list_summary, list_text
 from .figures import figures as plot_figures
 from .numbers import fmt, fmt_bound
 from .tables import AccountantLine, accountant_lines, certified, certified_delta, short_label
@@ -67,6 +68,10 @@ class Report:
     figures: tuple = field(default_factory=tuple)  # svg.Figure: the window's plots
 
 
+#: lists up to this long are printed in full in the composition table
+SHORT_LIST = 8
+
+
 def _param_text(kind: str, name: str, value: object) -> str:
     cls = MECHANISM_KINDS.get(kind)
     spec = cls.param_specs().get(name) if cls is not None else None
@@ -75,6 +80,10 @@ def _param_text(kind: str, name: str, value: object) -> str:
     choices = dict(getattr(spec, "choices", ()) or ())
     if choices:
         return f"{spec.title}: {choices.get(value, value)}"
+    if isinstance(value, (list, tuple)):  # a list: in full when short, else its length
+        points = isinstance(spec, Points)
+        short = len(value) <= SHORT_LIST
+        return f"{spec.title} = {list_text(value, points)}" if short else list_summary(spec, name, value)
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     text = fmt(value, 6) if number else str(value)
     return f"{spec.title} = {text}" + (f" ({spec.unit})" if spec.unit else "")
