@@ -42,11 +42,11 @@ X_MAX = 0.4
 DFT_CHUNK = 1 << 20
 
 
-def _tv(d: DiscretePRV) -> tuple[float, float]:
-    """Total variation of the first and second differences of the zero-padded pmf
-    (rounded up by a relative 1e-12 for the summation). With coarse tails, those of the fine
-    cells plus 2 and 4 times the mass of the rest (a lone cell's differences), by the
-    triangle inequality."""
+def _tv(d: DiscretePRV) -> tuple[float, float, float]:
+    """Total variation of the first and second differences of the zero-padded pmf of the
+    single-width cells (all of them without wide cells), rounded up by a relative 1e-12 for
+    the summation, and the mass of the rest (wide cells' middles, atoms outside): the
+    transform is that of the fine cells plus one of modulus at most that mass."""
     lo, hi = (0, d.pmf.size) if d.fine is None else d.fine
     p = np.zeros(hi - lo + 4)
     p[2:-2] = d.pmf[lo:hi]
@@ -54,17 +54,18 @@ def _tv(d: DiscretePRV) -> tuple[float, float]:
     tv1 = float(np.abs(d1).sum())
     tv2 = float(np.abs(np.diff(d1)).sum())
     rest = float(d.pmf[d.sparse].sum()) if d.sparse is not None else 0.0
-    return (tv1 + 2 * rest) * (1 + 1e-12), (tv2 + 4 * rest) * (1 + 1e-12)
+    return tv1 * (1 + 1e-12), tv2 * (1 + 1e-12), rest * (1 + 1e-12)
 
 
-def _log_bound(tv: tuple[float, float], s: float) -> float:
-    """log of the bound on |X_m| with s = sin(pi m / n)."""
-    tv1, tv2 = tv
-    b = min(1.0, tv1 / (2.0 * s), tv2 / (4.0 * s * s))
+def _log_bound(tv: tuple[float, float, float], s: float) -> float:
+    """log of the bound on |X_m| with s = sin(pi m / n): that of the fine cells' transform
+    plus the rest's mass (triangle inequality)."""
+    tv1, tv2, rest = tv
+    b = min(1.0, min(tv1 / (2.0 * s), tv2 / (4.0 * s * s)) + rest)
     return math.log(b) if b > 0 else -math.inf
 
 
-def _tv_band(tvs: list[tuple[tuple[float, float], int]], n: int) -> int | None:
+def _tv_band(tvs: list[tuple[tuple[float, float, float], int]], n: int) -> int | None:
     """Smallest M from the total-variation bounds alone (None if they never reach e^-700)."""
     def log_prod(s: float) -> float:
         return sum(k * _log_bound(tv, s) for tv, k in tvs)
@@ -152,8 +153,9 @@ def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray
 
     The fine cells are reduced pairwise by blocks (numpy's sum along a row). A row with
     coarse tails (discretize.py) is mostly zeros elsewhere: its few nonzero cells there
-    (``d.sparse``) are added one by one (bincount, float64), with an error of at most
-    (B + r_max + 4) u times their mass (the coarse tails hold below 1e-5 by construction)."""
+    (``d.sparse``) are laid out in a row per block and summed pairwise as well (or, when
+    that layout would be large, added one by one with bincount in float64: at most
+    (B + r_max + 4) u times their mass)."""
     pmf = d.pmf
     w = pmf.size
     nb = -(-w // b_size)
@@ -172,16 +174,31 @@ def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray
     if d.sparse is None or d.sparse.size == 0:
         return mu, nb, 0.0
     idx = d.sparse
-    vals = pmf[idx]
     blk = idx // b_size
     vj = ((idx % b_size) - (b_size - 1) / 2) / (b_size / 2)
-    tail = float(vals.sum())
+    tail = float(pmf[idx].sum())
+    counts = np.bincount(blk, minlength=nb)
+    width = int(counts.max())
+    u_f = float(np.finfo(ftype).eps) / 2
+    if nb * width <= 4 * idx.size + (1 << 20):
+        # a row of ``width`` slots per block, summed pairwise like the fine cells
+        rank = np.arange(idx.size) - (np.cumsum(counts) - counts)[blk]
+        vals = np.zeros((nb, width), dtype=ftype)
+        vals[blk, rank] = pmf[idx]
+        vv = np.zeros((nb, width), dtype=ftype)
+        vv[blk, rank] = vj
+        for r in range(r_max + 1):
+            mu[r] += vals.sum(axis=1)
+            vals *= vv
+        # v^r and its products: (r + 1) u; the pairwise sums; adding to the fine cells' sums
+        return mu, nb, u_f * (_gamma(width) + r_max + 4) * tail
+    vals = pmf[idx]
     for r in range(r_max + 1):
         mu[r] += np.bincount(blk, weights=vals, minlength=nb).astype(ftype)
         vals = vals * vj
-    # plus adding them to the blocks the fine cells share rounds those once more (in ftype)
-    return mu, nb, 2.0 ** -53 * (b_size + r_max + 4) * tail \
-        + float(np.finfo(ftype).eps) / 2 * float(mu[0].sum())
+    # bincount adds in float64, one at a time (at most ``width`` per block); plus adding them to
+    # the blocks the fine cells share rounds those once more (in ftype)
+    return mu, nb, 2.0 ** -53 * (width + r_max + 4) * tail + u_f * float(mu[0].sum())
 
 
 def worth_it(n: int, band: int, cells: int) -> bool:
