@@ -136,11 +136,13 @@ class _Row:
         """Cell edges whose cdf discretize evaluates on the plan's mesh."""
         if self.prv.cont is None:
             return 0.0
-        p, r = plan.coarse
-        if r < 3:
-            return self.span / plan.h
-        fine = self.fine_span(p)
-        return fine / plan.h + (self.span - fine) / (r * plan.h)
+        use = [(p, r) for p, r in (*plan.tiers, plan.coarse) if r >= 3]
+        edges, inner, width = 0.0, 0.0, 1
+        for p, r in use:  # between tiers: the span of the inner tier, at its width
+            span = self.fine_span(p)
+            edges += max(0.0, span - inner) / (width * plan.h)
+            inner, width = max(inner, span), r
+        return edges + max(0.0, self.span - inner) / (width * plan.h)
 
 
 class _Order:
@@ -308,7 +310,8 @@ class CostModel:
                   and all(worth_it(n, max(1, int(band)), c) for c in cells)
                   and n // min(d_max, n) <= self.n_max)
         if banded:
-            seconds += sum(_band_seconds(n, band, c, extended) for c in cells)
+            seconds += sum(_band_seconds(n, band, c, extended, r.edges(plan))
+                           for r, c in zip(pic.rows, cells))
             memory = max(memory, kept + BAND_BYTES * max(cells))
             out = n // d
         elif n > self.n_max:
@@ -332,12 +335,13 @@ class CostModel:
         return n
 
 
-def _band_seconds(n: int, band: float, cells: int, extended: bool) -> float:
-    """band.low_dft of one row: block moments over the cells, then phases and sums over the
-    band and the blocks, (R + 1) Taylor terms each."""
+def _band_seconds(n: int, band: float, cells: int, extended: bool, edges: float | None = None) -> float:
+    """band.low_dft of one row: block moments over the cells (over about one per edge when the
+    row has wide cells: the others are empty and skipped), then phases and sums over the band
+    and the blocks, (R + 1) Taylor terms each."""
     b_size = max(1, min(cells, int(X_MAX * n / (math.pi * band))))
     terms = _terms(math.pi * band * b_size / n)[0] + 1
-    moments = BAND_CELL_S * cells * (LONG_MOMENTS if extended else 1.0)
+    moments = BAND_CELL_S * min(cells, cells if edges is None else edges) * (LONG_MOMENTS if extended else 1.0)
     phases = BAND_PHASE_S * band * -(-cells // b_size) * (LONG_PHASES if extended else 1.0)
     return terms * (moments + phases)
 
