@@ -73,10 +73,12 @@ def rdp(k: int):
     return run
 
 
-def timed(fn) -> float:
-    t = time.perf_counter()
+def timed(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the whole process: every thread, so prvgui's two orders
+    built side by side count twice)."""
+    t, c = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - c
 
 
 def main() -> None:
@@ -86,6 +88,8 @@ def main() -> None:
     ap.add_argument("--pld-big", action="store_true", help="also dp_accounting's PLD at k > 10^5")
     ap.add_argument("--engine-only", action="store_true", help="prvgui's Accountant alone")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--cpu", action="store_true",
+                    help="also CPU-time medians (steadier than wall time on a shared machine)")
     ap.add_argument("--tuned", action="store_true",
                     help="tune this process as the prvgui command does (prvgui/tuning.py)")
     args = ap.parse_args()
@@ -94,7 +98,7 @@ def main() -> None:
         tuning.limit_blas_threads()
         tuning.keep_freed_memory()
     ks = [int(float(x)) for x in args.ks.split(",")]
-    out = {}
+    out, cpu = {}, {}
     for k in ks:
         programs = {"prvgui": ours(k)}
         if not args.engine_only:
@@ -106,19 +110,21 @@ def main() -> None:
             programs["rdp"] = rdp(k)
         for fn in programs.values():
             fn(), fn()
-        times: dict[str, list[float]] = {name: [] for name in programs}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in programs}
         for _ in range(args.repeats):
             for name, fn in programs.items():
                 times[name].append(timed(fn))
-        out[k] = {name: statistics.median(t) for name, t in times.items()}
+        out[k] = {name: statistics.median(w for w, _ in t) for name, t in times.items()}
+        cpu[k] = {name: statistics.median(c for _, c in t) for name, t in times.items()}
     if args.json:
-        print(json.dumps(out))
+        print(json.dumps(out if not args.cpu else {"wall": out, "cpu": cpu}))
         return
-    for k, row in out.items():
-        base = row["prvgui"]
-        cells = [f"{name} {1e3 * t:8.1f} ms" + ("" if name == "prvgui" else f" ({t / base:5.1f}x)")
-                 for name, t in row.items()]
-        print(f"k = {k:>8}: " + " | ".join(cells))
+    for label, table in (("wall", out), ("cpu", cpu)) if args.cpu else (("wall", out),):
+        for k, row in table.items():
+            base = row["prvgui"]
+            cells = [f"{name} {1e3 * t:8.1f} ms" + ("" if name == "prvgui" else f" ({t / base:5.1f}x)")
+                     for name, t in row.items()]
+            print(f"{label} k = {k:>8}: " + " | ".join(cells))
 
 
 if __name__ == "__main__":

@@ -119,7 +119,7 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
     log_env = np.zeros(m_tv)
     mm = np.arange(m_tv, dtype=float)
     for d, k in rows:
-        mu, _, err_tail = _moments(d, b_size, r_max, np.float64)
+        mu, _, err_tail = _moments(d, b_size, r_max, np.float64, pairwise=False)
         coef = np.ones(m_tv, dtype=complex)
         acc = np.zeros(m_tv, dtype=complex)
         mass = float(np.sum(np.abs(d.pmf)))
@@ -146,16 +146,18 @@ def _terms(x: float, tol: float = 1e-18) -> tuple[int, float]:
     return r_max, term
 
 
-def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray, int, float]:
+def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype, pairwise: bool = True
+             ) -> tuple[np.ndarray, int, float]:
     """mu[r, b] = sum over block b of p_j v_j^r, v_j in [-1, 1] the offset from the block's
     centre in half-blocks; the number of blocks; and a bound on the float error of the part
     summed outside the fine cells.
 
     The fine cells are reduced pairwise by blocks (numpy's sum along a row). A row with
     coarse tails (discretize.py) is mostly zeros elsewhere: its few nonzero cells there
-    (``d.sparse``) are laid out in a row per block and summed pairwise as well (or, when
-    that layout would be large, added one by one with bincount in float64: at most
-    (B + r_max + 4) u times their mass)."""
+    (``d.sparse``) are laid out in a row per block and summed pairwise as well; without
+    ``pairwise`` (or when that layout would be large) they are summed block by block in
+    ftype, at most (cells in a block + r_max + 4) u times their mass: cheaper, and enough
+    where the bound matters less (long double, band_limit's search)."""
     pmf = d.pmf
     w = pmf.size
     nb = -(-w // b_size)
@@ -180,9 +182,12 @@ def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray
     counts = np.bincount(blk, minlength=nb)
     width = int(counts.max())
     u_f = float(np.finfo(ftype).eps) / 2
-    if nb * width <= 4 * idx.size + (1 << 20):
+    # adding them to the blocks the fine cells share rounds those once more (in ftype)
+    shared = u_f * float(mu[0].sum())
+    first = np.cumsum(counts) - counts  # position of each block's first sparse cell
+    if pairwise and nb * width <= 4 * idx.size + (1 << 20):
         # a row of ``width`` slots per block, summed pairwise like the fine cells
-        rank = np.arange(idx.size) - (np.cumsum(counts) - counts)[blk]
+        rank = np.arange(idx.size) - first[blk]
         vals = np.zeros((nb, width), dtype=ftype)
         vals[blk, rank] = pmf[idx]
         vv = np.zeros((nb, width), dtype=ftype)
@@ -190,15 +195,17 @@ def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray
         for r in range(r_max + 1):
             mu[r] += vals.sum(axis=1)
             vals *= vv
-        # v^r and its products: (r + 1) u; the pairwise sums; adding to the fine cells' sums
-        return mu, nb, u_f * (_gamma(width) + r_max + 4) * tail
-    vals = pmf[idx]
+        # v^r and its products: (r + 1) u; the pairwise sums
+        return mu, nb, u_f * (_gamma(width) + r_max + 4) * tail + shared
+    # each block's cells summed in some order (numpy's reduceat), in ftype: at most ``width``
+    # roundings of a partial sum of the block's mass
+    live = np.flatnonzero(counts)
+    vals = pmf[idx].astype(ftype)
+    vv = vj.astype(ftype)
     for r in range(r_max + 1):
-        mu[r] += np.bincount(blk, weights=vals, minlength=nb).astype(ftype)
-        vals = vals * vj
-    # bincount adds in float64, one at a time (at most ``width`` per block); plus adding them to
-    # the blocks the fine cells share rounds those once more (in ftype)
-    return mu, nb, 2.0 ** -53 * (width + r_max + 4) * tail + u_f * float(mu[0].sum())
+        mu[r, live] += np.add.reduceat(vals, first[live])
+        vals *= vv
+    return mu, nb, u_f * (width + r_max + 4) * tail + shared
 
 
 def worth_it(n: int, band: int, cells: int) -> bool:
@@ -232,7 +239,7 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
     b_size = max(1, min(w, int(X_MAX * n / (math.pi * band))))
     x_max = math.pi * band * b_size / n
     r_max, term = _terms(x_max)
-    mu, nb, err_tail = _moments(d, b_size, r_max, ftype)
+    mu, nb, err_tail = _moments(d, b_size, r_max, ftype, pairwise=not extended)
     # phases of the block centres, exactly reduced: 2 (c_b - centre) = 2 B b + B - 1 - 2 centre
     two_c = (2 * b_size * np.arange(nb, dtype=np.int64) + (b_size - 1 - 2 * centre)) % (2 * n)
     pi = 4 * np.arctan(np.ones((), dtype=ftype))  # pi to the working precision

@@ -250,15 +250,16 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         for j0, m in pieces:
             pmf[j0 - start:j0 - start + m.size] += m
     # trim exact zeros at both ends (continuous parts far from their cut points)
-    pos = pmf > 0
-    if not pos.any():
+    nz = np.flatnonzero(pmf > 0)  # (wide cells leave most of a long row empty: work on these)
+    if not nz.size:
         raise ArithmeticError("discretised PRV has no mass; the mechanism is degenerate")
-    first, last = int(np.argmax(pos)), pmf.size - 1 - int(np.argmax(pos[::-1]))
+    first, last = int(nz[0]), int(nz[-1])
     pmf = pmf[first:last + 1]
+    nz -= first
     start += first
     kept = float(pmf.sum())
     pmf /= kept
-    idx_mean = float(np.dot(pmf, np.arange(pmf.size, dtype=float)))
+    idx_mean = float(np.dot(pmf[nz], nz.astype(float)))
     disc_mean = (start + idx_mean) * h
     true_mean = (prv.mean - moment_cut) / kept
     shift = true_mean - disc_mean
@@ -277,7 +278,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     fine = sparse = None
     if fine_cells is not None:
         fine = (max(0, fine_cells[0] - start), min(pmf.size, fine_cells[1] - start))
-        sparse = np.concatenate([np.flatnonzero(pmf[:fine[0]]), fine[1] + np.flatnonzero(pmf[fine[1]:])])
+        sparse = nz[(nz < fine[0]) | (nz >= fine[1])]
     return DiscretePRV(pmf, start, h, shift, prv.inf_mass, tail_prob, bias, coarse_prob,
                        r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse, int(round(idx_mean)),
                        mass_rounding(sf_split / c.mass if c is not None and c.mass > 0 else math.inf,
