@@ -230,8 +230,9 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         is_coarse = width == coarse[1] if coarse[1] >= 3 else np.zeros(width.size, dtype=bool)
         coarse_mass = float(masses[is_coarse].sum())
         half_w = 0.5 * h * width
-        spread = float(np.dot(masses[~is_coarse], half_w[~is_coarse] ** 2))
-        half_mean = float(np.dot(masses, half_w))
+        # (numpy's pairwise sums, not BLAS dots: the same bits whatever the thread settings)
+        spread = float(np.sum(masses[~is_coarse] * half_w[~is_coarse] ** 2))
+        half_mean = float(np.sum(masses * half_w))
         w_max = int(width[~is_coarse].max()) if (~is_coarse).any() else 1
         single = np.flatnonzero(width == 1)
         if float(masses[width > 1].sum()) > 0 and single.size:
@@ -259,7 +260,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     start += first
     kept = float(pmf.sum())
     pmf /= kept
-    idx_mean = float(np.dot(pmf[nz], nz.astype(float)))
+    idx_mean = float(np.sum(pmf[nz] * nz))
     disc_mean = (start + idx_mean) * h
     true_mean = (prv.mean - moment_cut) / kept
     shift = true_mean - disc_mean
