@@ -92,7 +92,8 @@ class DiscretePRV:
     #: bound on the relative change of any composed delta(eps) per draw of this row caused by
     #: the rounding of its masses (``mass_rounding``)
     mass_rel: float = 0.0
-    #: sum over the non-coarse cells of p_j (w_j / 2)^2, and the widest of them (None: every
+    #: sum over the non-coarse cells of p_j (w_j / 2)^2 (each half-width widened by the few ulps
+    #: the computed edges may be off, as ``bias`` says), and the widest of them (None: every
     #: cell is h wide, so (h / 2)^2 and h)
     spread: float | None = None
     width_max: float | None = None
@@ -284,7 +285,8 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
                        r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse, int(round(idx_mean)),
                        mass_rounding(sf_split / c.mass if c is not None and c.mass > 0 else math.inf,
                                      pmf.size, bool(prv.atoms)),
-                       spread / kept * (1 + 1e-12), w_max * h)
+                       spread / kept * (1 + 1e-12) * (1 + 128 * _ULP * (1.0 + edge_max) / h) ** 2,
+                       w_max * h)
 
 
 def mass_rounding(sf_split: float, cells: int, atoms: bool = False) -> float:
