@@ -3,7 +3,8 @@
 The accountant's work is set by its plan (pipeline.py): the mesh h that eps_error and the
 total count K ask for, the rows' spans between their tail cuts, and the composition window.
 Every stage then costs in proportion to a count of points: discretising a row evaluates its
-cdf at each cell edge; the FFT path transforms and powers n = window / h points; the band
+cdf at each cell edge (single cells in the bulk, the plan's wider tiers and coarse cells in the
+tails: ``_Row.edges``); the FFT path transforms and powers n = window / h points; the band
 path (band.py) works on the rows' cells, (R + 1) Taylor terms per cell; the steps curve
 adds one inverse transform per count. ``CostModel`` replays the pipeline's decisions (the
 discretisation cap, the band test, ``pipeline.coarsened``'s widening when a grid is too
