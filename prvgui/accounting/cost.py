@@ -68,10 +68,12 @@ from .pipeline import Plan, coarsened, make_plan
 from .prv import PRV
 from .window import PreparedRow, choose_window
 
-#: seconds per cell edge whose cdf is evaluated, and per cell of array work (discretize)
-DISC_EDGE_S, DISC_CELL_S = 95e-9, 65e-9
+#: seconds per cell edge whose cdf is evaluated (with the array work on its nonzero cell), and
+#: per cell of array work on the empty cells that wide cells leave (discretize; measured after
+#: the tiers, issue 13: ~155 ns per edge when every cell is one, 4 to 7 ns per empty cell)
+DISC_EDGE_S, DISC_CELL_S = 155e-9, 6e-9
 #: seconds per cell for the window's blocks and the band test (band_limit)
-CHECK_CELL_S = 15e-9
+CHECK_CELL_S = 8e-9
 #: seconds per grid point of a row's transform, per coefficient kept by a power (above
 #: e^-700), per output point of the inverse transform; a scan of the spectrum (the power's
 #: log-modulus, the decimation's tail sums), per coefficient
