@@ -4,6 +4,8 @@
     prvgui delta FILE --epsilon E [--eps-error E] [--json] [--max-seconds S] [--max-memory SIZE]
     prvgui curve FILE --kind profile|tradeoff|steps|pld --out OUT.csv [--max-seconds S] ...
     prvgui calibrate FILE --row I --parameter NAME --target-epsilon E --delta D
+    prvgui calibrate FILE --row I --parameter NAME --tpr-at-fpr A T
+    prvgui report FILE --out REPORT.html|REPORT.pdf [--delta D] [--eps-error E]
     prvgui --screenshot OUT.png [FILE]
     prvgui --version
 
@@ -13,7 +15,8 @@ estimate is printed on stderr; above --max-seconds or --max-memory the command r
 
 Bad input, and a refusal over a limit, exit with status 2 and one line on stderr; an
 infeasible calibration target exits with status 1 and one line saying why. Qt is imported
-only when the window is asked for.
+only when the window or a PDF report is asked for (a PDF uses Qt's own writer, on the offscreen
+platform when there is no display).
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from typing import Sequence
 
 from . import __version__
 
-SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk")
+SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk", "report")
 
 
 class UsageError(Exception):
@@ -104,17 +107,30 @@ def _parser() -> _Parser:
     c.add_argument("--row", type=int, default=None,
                    help="steps: index (from 0) of the row whose count varies (default: largest count)")
     c.add_argument("--points", type=int, default=None, help="number of points (steps: at most 200)")
-    k = sub.add_parser("calibrate", parents=[common], help="solve one parameter for a target epsilon")
+    k = sub.add_parser("calibrate", parents=[common],
+                       help="solve one parameter for a target epsilon or attack risk")
     k.add_argument("--row", type=int, required=True, help="row index, from 0")
     k.add_argument("--parameter", required=True,
                    help="sigma, scale, sampling_rate, count or epsilon (depending on the row's kind)")
-    k.add_argument("--target-epsilon", type=_number, required=True, help="target epsilon")
+    goal = k.add_mutually_exclusive_group(required=True)
+    goal.add_argument("--target-epsilon", type=_number, help="target epsilon")
+    goal.add_argument("--tpr-at-fpr", type=_number, nargs=2, metavar=("A", "T"),
+                      help="target attack risk: the best membership-inference attack's true-positive "
+                           "rate at false-positive rate A is at most T (0 < A < T < 1)")
     k.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
     r = sub.add_parser("risk", parents=[common],
                        help="certified membership-inference risk: TPR at given FPRs, and the advantage")
     r.add_argument("--fpr", type=_number, action="append", default=None, metavar="A",
                    help="false-positive rate in (0, 1); repeat for several (default 0.001 0.01 0.1)")
-    for s in (e, d, c, k, r):
+    rp = sub.add_parser("report", parents=[limits],
+                        help="write a report (HTML or PDF): composition, certified result, plots, risk")
+    rp.add_argument("file", help="composition file (JSON)")
+    rp.add_argument("--out", required=True, metavar="REPORT.html|REPORT.pdf",
+                    help="the report file; its extension (.html or .pdf) chooses the format")
+    rp.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
+    rp.add_argument("--eps-error", type=_number, default=None,
+                    help="half-width of the epsilon bracket (default: the file's, else 0.01)")
+    for s in (e, d, c, k, r, rp):
         s.error = p.error  # type: ignore[method-assign]
     return p
 
@@ -263,6 +279,8 @@ def _run_calibrate(args) -> int:
         raise ValueError("the composition has no rows")
     if not 0 <= args.row < len(rows):
         raise ValueError(_row_range(rows, args.row))
+    if args.tpr_at_fpr is not None:
+        return _run_calibrate_risk(args, comp, err, rows)
     target = check_number("--target-epsilon", args.target_epsilon, 0.0, lo_open=True)
     c = calibrate(rows, args.row, args.parameter, target, delta, err, relation=comp.relation)
     value = int(c.value) if c.parameter == "count" else c.value
@@ -277,6 +295,23 @@ def _run_calibrate(args) -> int:
     return 0
 
 
+def _run_calibrate_risk(args, comp, err, rows) -> int:
+    from .accounting.risk_calibrate import calibrate_risk, check_risk_target
+    a, t = check_risk_target(*args.tpr_at_fpr, fpr_label="--tpr-at-fpr A", tpr_label="--tpr-at-fpr T")
+    c = calibrate_risk(rows, args.row, args.parameter, a, t, err, relation=comp.relation)
+    value = int(c.value) if c.parameter == "count" else c.value
+    if args.json:
+        out = c.as_dict()
+        out["value"] = value
+        print(json.dumps(out))
+    else:
+        bound = "  (at the search bound)" if c.at_bound else ""
+        print(f"{c.parameter} of row {args.row} = {value:.6g}{bound}")
+        print(f"  gives the best attack a true-positive rate <= {c.tpr.upper:.6g} at false-positive rate "
+              f"{a:g} (certified; lower {c.tpr.lower:.6g}); target {t:g}")
+    return 0
+
+
 def _run_risk(args) -> int:
     from .accounting.risk import DEFAULT_FPRS, risk
     comp, _, err, rows = _inputs(args)
@@ -288,6 +323,20 @@ def _run_risk(args) -> int:
     for a, t in zip(res.fprs, res.tpr):
         print(f"  at false-positive rate {a:g}: true-positive rate between {t.lower:.4g} and {t.upper:.4g}")
     print(f"  advantage (TPR - FPR, best attack): between {res.advantage.lower:.4g} and {res.advantage.upper:.4g}")
+    return 0
+
+
+def _run_report(args) -> int:
+    """``report``: compute what the window shows, then write it as HTML or PDF (atomically)."""
+    from .accounting.view_model import compute, estimate
+    from .report.model import gather, request_for
+    from .report.output import check_target, report_format, write_report
+    report_format(args.out, "--out")  # before any work: a bad name or folder fails at once
+    check_target(args.out)
+    comp, delta, err, _ = _inputs(args)
+    req = request_for(comp, delta, err)
+    _check_cost(lambda: estimate(req), args)
+    write_report(args.out, gather(comp, compute(req)))
     return 0
 
 
@@ -316,7 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] in SUBCOMMANDS:
             args = _parser().parse_args(argv)
             return {"epsilon": lambda a: _query(a, True), "delta": lambda a: _query(a, False),
-                    "curve": _run_curve, "calibrate": _run_calibrate, "risk": _run_risk}[args.command](args)
+                    "curve": _run_curve, "calibrate": _run_calibrate, "risk": _run_risk,
+                    "report": _run_report}[args.command](args)
         if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
             _parser().print_help()
             return 0

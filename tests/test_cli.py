@@ -157,7 +157,7 @@ def nothing_composed(monkeypatch):
     monkeypatch.setattr(view_model, "compute", forbidden)
 
 
-@pytest.mark.parametrize("limit,named", [(["--max-seconds", "10"], "--max-seconds 10"),
+@pytest.mark.parametrize("limit,named", [(["--max-seconds", "1"], "--max-seconds 1"),
                                          (["--max-memory", "100M"], "--max-memory 100.0 MB")])
 def test_a_costly_query_is_refused_over_a_limit(tmp_path, capsys, nothing_composed, limit, named):
     f = write(tmp_path, DPSGD)

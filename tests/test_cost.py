@@ -54,7 +54,11 @@ def test_a_grid_beyond_the_cap_is_named_in_the_reason():
     assert e.grid > 2 * acc_mod.N_MAX
     assert "accuracy 1e-06 needs a grid of" in e.why and "billion" in e.why
     assert "more than the 25 million allowed" in e.why
-    assert e.seconds > 5 and e.bytes > 1e9  # the settings the issue reported as silent minutes
+    # the settings the issue reported as silent minutes: still warned of (the memory is over
+    # 1 GB); since the wider tail cells and the direct long-double pass (issue 13) they take
+    # seconds, not minutes (measured 3.6 s at load 1.9 and 10 s at load 2.5, against 26 s
+    # before; estimated 2.1 s)
+    assert e.seconds > 1 and e.bytes > 1e9
 
 
 def test_the_estimate_composes_nothing(monkeypatch):

@@ -15,7 +15,7 @@ import pytest
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
 from prvgui.accounting import kinds as kinds_pkg
 from prvgui.accounting.calibrate import parameters_for, search_spec
-from prvgui.accounting.kinds.base import Choice, Neighbouring
+from prvgui.accounting.kinds.base import Choice, Neighbouring, Points, Vector
 from prvgui.accounting.validate import check_number
 from prvgui.accounting.mechanisms import MECHANISM_KINDS, mechanism_from_params
 from prvgui.document import KIND_TITLES, RowSpec, dumps, loads
@@ -38,7 +38,7 @@ def relation_of(mech) -> str:
 def test_the_registry_holds_the_kinds_in_menu_order():
     assert KINDS == ["gaussian", "discrete_gaussian", "laplace", "discrete_laplace", "randomized_response",
                      "pure_dp", "approx_dp", "subsampled_gaussian", "shuffled_gaussian", "subsampled_laplace",
-                     "shuffle_model", "exponential_mechanism", "zcdp"]
+                     "shuffle_model", "exponential_mechanism", "zcdp", "pmf_pair", "privacy_profile"]
     assert list(KIND_TITLES) == KINDS and KIND_TITLES["pure_dp"] == "Pure ε-DP"
 
 
@@ -57,6 +57,12 @@ def test_every_kind_declares_its_parameters(kind):
             continue
         assert p.unit and p.symbol, name
         p.check(name, p.initial)  # a new row is valid
+        if isinstance(p, (Vector, Points)):  # a list: a bare number is not one
+            for bad in (math.nan, 0.5, [], [math.nan]):
+                with pytest.raises(ValueError) as err:
+                    p.check(name, bad)
+                assert str(err.value).startswith(p.title + " must be a list") and err.value.field == name
+            continue
         with pytest.raises(ValueError) as err:
             p.check(name, math.nan)
         assert str(err.value).startswith(p.title + " must be a number") and err.value.field == name

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from prvgui.accounting.kinds.base import Choice
+from prvgui.accounting.kinds.base import Choice, Points, Vector
 
 from prvgui.accounting import Accountant, Row
 from prvgui.accounting.comparisons import compare_delta, compare_epsilon
@@ -83,6 +83,10 @@ def test_the_file_loader_names_the_row_the_key_and_the_label(kind, name, label):
     title = MECHANISM_KINDS[kind].title
     if isinstance(spec, Choice):  # a named choice, not a number
         needs = "one of " + " or ".join(f'"{v}"' for v, _ in spec.choices)
+    elif isinstance(spec, Points):
+        needs = "a list of [ε, δ] pairs"
+    elif isinstance(spec, Vector):
+        needs = f"a list of {spec.entries} ({range_text(spec.lo, spec.hi, spec.lo_open)})"
     else:
         needs = range_text(spec.lo, spec.hi, spec.lo_open)
     assert str(err.value) == f"row 2 ({title}), {name}: {label} must be {needs}; the file has -1"

@@ -9,12 +9,13 @@ import pytest
 from prvgui.accounting import reuse
 from prvgui.accounting.errors import Cancelled
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
-from prvgui.accounting.view_model import CURVES, Request, compute
+from prvgui.accounting.view_model import CURVES, PARTS, Request, compute
 
 ROWS = (Row(mechanism_from_params("subsampled_gaussian", {"sigma": 0.9, "sampling_rate": 0.01}), 200),
         Row(mechanism_from_params("laplace", {"scale": 10.0}), 3))
 REQUEST = Request(ROWS, 1e-6, 1.0, 0.05, profile_points=20, tradeoff_points=21, steps_row=0, steps_points=6)
-FIELDS = {"tradeoff": "tradeoff", "pld": "pld", "profile": "profile", "steps": "steps", "delta": "delta"}
+FIELDS = {"tradeoff": "tradeoff", "pld": "pld", "profile": "profile", "steps": "steps", "delta": "delta",
+          "risk": "risk"}
 
 
 def collect(request):
@@ -25,7 +26,8 @@ def collect(request):
 
 def test_the_headline_comes_first_then_each_part_in_order():
     seen, final = collect(REQUEST)
-    parts = ("delta",) + CURVES + ("refine",)
+    parts = PARTS
+    assert REQUEST.risk_fprs and "risk" in PARTS
     assert [r.pending for r in seen] == [parts[i:] for i in range(len(parts))]
     first = seen[0]
     assert first.epsilon == final.epsilon and first.certified_upper == final.certified_upper
@@ -44,7 +46,7 @@ def test_the_headline_comes_first_then_each_part_in_order():
 
 def test_without_an_epsilon_target_delta_is_not_waited_for():
     seen, final = collect(Request(ROWS, 1e-6, None, 0.05, profile_points=20, tradeoff_points=0,
-                                  want_pld=False))
+                                  want_pld=False, risk_fprs=()))
     assert [r.pending for r in seen] == [("profile", "refine"), ("refine",)]
     assert final.delta is None and final.profile is not None and final.tradeoff is None
 
@@ -59,6 +61,7 @@ def test_the_progressive_answer_is_the_plain_one():
         reuse.enabled(True)
     assert progressive.epsilon == plain.epsilon and progressive.delta == plain.delta
     assert progressive.budget == plain.budget and progressive.warnings == plain.warnings
+    assert progressive.risk == plain.risk
     for name in CURVES:
         a, b = getattr(progressive, name), getattr(plain, name)
         np.testing.assert_array_equal(a.x, b.x)

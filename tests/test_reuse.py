@@ -125,7 +125,7 @@ def test_the_least_recently_used_goes_first(monkeypatch):
     taus = (1e-10, 1e-11, 1e-12, 1e-13)
 
     def key(tau):
-        return (prv, 1e-3, tau, 10**7, (0.0, 1))
+        return (prv, 1e-3, tau, 10**7, (0.0, 1), ())
     for tau in taus[:3]:
         reuse.discretized(prv, 1e-3, tau, 10**7, (0.0, 1))
     reuse.discretized(prv, 1e-3, taus[0], 10**7, (0.0, 1))  # touch the oldest
@@ -175,7 +175,7 @@ def test_the_windows_answer_is_the_same_with_and_without_reuse():
     compute(request)
     warm = compute(request)
     for name in ("epsilon", "delta", "comparisons", "comparisons_delta", "budget", "pld_inf_mass",
-                 "certified_upper", "certified_upper_delta", "warnings", "pending"):
+                 "certified_upper", "certified_upper_delta", "warnings", "pending", "risk"):
         same(getattr(plain, name), getattr(warm, name))
     for name in CURVES + ("pld_atoms",):
         a, b = getattr(plain, name), getattr(warm, name)

@@ -309,9 +309,11 @@ class Accountant:
         parts = []
         if delta is not None and (curves or not closed):
             level = error_level(delta)
-            est, n, out = builds(level, False)
+            skip = not (curves or closed) and needs_long_double(delta, self.eps_error, self.total_count,
+                                                                1 << 20, 0)  # (as epsilon does)
+            est, n, out = (ZERO, 1 << 20, 0) if skip else builds(level, False)
             parts.append(est)
-            if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
+            if not closed and (skip or needs_long_double(delta, self.eps_error, self.total_count, n, out)):
                 parts.append(replace(builds(level * 1e-3, True)[0], why=(
                     f"at delta {delta:g} float64 round-off matters, so it is composed again in long double")))
             if curves and model.profile_reaches_far_end(self.orders[0], delta, level):
@@ -354,13 +356,17 @@ class Accountant:
         if exact is not None:
             return exact
         level = error_level(delta)
-        res = self._epsilon_at(delta, level, _scaled(progress, 0.0, FIRST_PASS_SHARE))
-        if res.upper - res.lower > 2 * self.eps_error_used:
+        # float64 would be too coarse for sure (its round-off on a 2^20-point grid, the least
+        # such a count needs): straight to the long-double pass the retry below makes
+        skip = needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0)
+        res = None if skip else self._epsilon_at(delta, level, _scaled(progress, 0.0, FIRST_PASS_SHARE))
+        if res is None or res.upper - res.lower > 2 * self.eps_error_used:
             # retry with a smaller additive error, the FFTs of the rows in long double
             # (the power X^k multiplies their round-off by k)
-            finer = self._epsilon_at(delta, level * 1e-3, _scaled(progress, FIRST_PASS_SHARE, 1.0),
+            finer = self._epsilon_at(delta, level * 1e-3,
+                                     _scaled(progress, 0.0 if skip else FIRST_PASS_SHARE, 1.0),
                                      extended=True)
-            if finer.upper - finer.lower < res.upper - res.lower:
+            if res is None or finer.upper - finer.lower < res.upper - res.lower:
                 res = finer
                 self._used[delta] = level * 1e-3
         if math.isfinite(res.estimate) and res.upper - res.lower > 2 * self.eps_error_used * 1.001:

@@ -42,11 +42,11 @@ X_MAX = 0.4
 DFT_CHUNK = 1 << 20
 
 
-def _tv(d: DiscretePRV) -> tuple[float, float]:
-    """Total variation of the first and second differences of the zero-padded pmf
-    (rounded up by a relative 1e-12 for the summation). With coarse tails, those of the fine
-    cells plus 2 and 4 times the mass of the rest (a lone cell's differences), by the
-    triangle inequality."""
+def _tv(d: DiscretePRV) -> tuple[float, float, float]:
+    """Total variation of the first and second differences of the zero-padded pmf of the
+    single-width cells (all of them without wide cells), rounded up by a relative 1e-12 for
+    the summation, and the mass of the rest (wide cells' middles, atoms outside): the
+    transform is that of the fine cells plus one of modulus at most that mass."""
     lo, hi = (0, d.pmf.size) if d.fine is None else d.fine
     p = np.zeros(hi - lo + 4)
     p[2:-2] = d.pmf[lo:hi]
@@ -54,17 +54,18 @@ def _tv(d: DiscretePRV) -> tuple[float, float]:
     tv1 = float(np.abs(d1).sum())
     tv2 = float(np.abs(np.diff(d1)).sum())
     rest = float(d.pmf[d.sparse].sum()) if d.sparse is not None else 0.0
-    return (tv1 + 2 * rest) * (1 + 1e-12), (tv2 + 4 * rest) * (1 + 1e-12)
+    return tv1 * (1 + 1e-12), tv2 * (1 + 1e-12), rest * (1 + 1e-12)
 
 
-def _log_bound(tv: tuple[float, float], s: float) -> float:
-    """log of the bound on |X_m| with s = sin(pi m / n)."""
-    tv1, tv2 = tv
-    b = min(1.0, tv1 / (2.0 * s), tv2 / (4.0 * s * s))
+def _log_bound(tv: tuple[float, float, float], s: float) -> float:
+    """log of the bound on |X_m| with s = sin(pi m / n): that of the fine cells' transform
+    plus the rest's mass (triangle inequality)."""
+    tv1, tv2, rest = tv
+    b = min(1.0, min(tv1 / (2.0 * s), tv2 / (4.0 * s * s)) + rest)
     return math.log(b) if b > 0 else -math.inf
 
 
-def _tv_band(tvs: list[tuple[tuple[float, float], int]], n: int) -> int | None:
+def _tv_band(tvs: list[tuple[tuple[float, float, float], int]], n: int) -> int | None:
     """Smallest M from the total-variation bounds alone (None if they never reach e^-700)."""
     def log_prod(s: float) -> float:
         return sum(k * _log_bound(tv, s) for tv, k in tvs)
@@ -118,7 +119,7 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
     log_env = np.zeros(m_tv)
     mm = np.arange(m_tv, dtype=float)
     for d, k in rows:
-        mu, _, err_tail = _moments(d, b_size, r_max, np.float64)
+        mu, _, err_tail = _moments(d, b_size, r_max, np.float64, pairwise=False)
         coef = np.ones(m_tv, dtype=complex)
         acc = np.zeros(m_tv, dtype=complex)
         mass = float(np.sum(np.abs(d.pmf)))
@@ -145,15 +146,18 @@ def _terms(x: float, tol: float = 1e-18) -> tuple[int, float]:
     return r_max, term
 
 
-def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray, int, float]:
+def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype, pairwise: bool = True
+             ) -> tuple[np.ndarray, int, float]:
     """mu[r, b] = sum over block b of p_j v_j^r, v_j in [-1, 1] the offset from the block's
     centre in half-blocks; the number of blocks; and a bound on the float error of the part
     summed outside the fine cells.
 
     The fine cells are reduced pairwise by blocks (numpy's sum along a row). A row with
     coarse tails (discretize.py) is mostly zeros elsewhere: its few nonzero cells there
-    (``d.sparse``) are added one by one (bincount, float64), with an error of at most
-    (B + r_max + 4) u times their mass (the coarse tails hold below 1e-5 by construction)."""
+    (``d.sparse``) are laid out in a row per block and summed pairwise as well; without
+    ``pairwise`` (or when that layout would be large) they are summed block by block in
+    ftype, at most (cells in a block + r_max + 4) u times their mass: cheaper, and enough
+    where the bound matters less (long double, band_limit's search)."""
     pmf = d.pmf
     w = pmf.size
     nb = -(-w // b_size)
@@ -172,16 +176,36 @@ def _moments(d: DiscretePRV, b_size: int, r_max: int, ftype) -> tuple[np.ndarray
     if d.sparse is None or d.sparse.size == 0:
         return mu, nb, 0.0
     idx = d.sparse
-    vals = pmf[idx]
     blk = idx // b_size
     vj = ((idx % b_size) - (b_size - 1) / 2) / (b_size / 2)
-    tail = float(vals.sum())
+    tail = float(pmf[idx].sum())
+    counts = np.bincount(blk, minlength=nb)
+    width = int(counts.max())
+    u_f = float(np.finfo(ftype).eps) / 2
+    # adding them to the blocks the fine cells share rounds those once more (in ftype)
+    shared = u_f * float(mu[0].sum())
+    first = np.cumsum(counts) - counts  # position of each block's first sparse cell
+    if pairwise and nb * width <= 4 * idx.size + (1 << 20):
+        # a row of ``width`` slots per block, summed pairwise like the fine cells
+        rank = np.arange(idx.size) - first[blk]
+        vals = np.zeros((nb, width), dtype=ftype)
+        vals[blk, rank] = pmf[idx]
+        vv = np.zeros((nb, width), dtype=ftype)
+        vv[blk, rank] = vj
+        for r in range(r_max + 1):
+            mu[r] += vals.sum(axis=1)
+            vals *= vv
+        # v^r and its products: (r + 1) u; the pairwise sums
+        return mu, nb, u_f * (_gamma(width) + r_max + 4) * tail + shared
+    # each block's cells summed in some order (numpy's reduceat), in ftype: at most ``width``
+    # roundings of a partial sum of the block's mass
+    live = np.flatnonzero(counts)
+    vals = pmf[idx].astype(ftype)
+    vv = vj.astype(ftype)
     for r in range(r_max + 1):
-        mu[r] += np.bincount(blk, weights=vals, minlength=nb).astype(ftype)
-        vals = vals * vj
-    # plus adding them to the blocks the fine cells share rounds those once more (in ftype)
-    return mu, nb, 2.0 ** -53 * (b_size + r_max + 4) * tail \
-        + float(np.finfo(ftype).eps) / 2 * float(mu[0].sum())
+        mu[r, live] += np.add.reduceat(vals, first[live])
+        vals *= vv
+    return mu, nb, u_f * (width + r_max + 4) * tail + shared
 
 
 def worth_it(n: int, band: int, cells: int) -> bool:
@@ -199,8 +223,8 @@ def _gamma(length: int) -> float:
 
 
 def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
-            progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, int, float]:
-    """(X_m for 0 <= m < band, grid index of circle position 0, absolute error bound);
+            progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, int, np.ndarray]:
+    """(X_m for 0 <= m < band, grid index of circle position 0, absolute error bound of each);
     ``progress`` hears the fraction of the band done.
 
     X is the transform of the row on the circle of n points, centred like
@@ -215,7 +239,7 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
     b_size = max(1, min(w, int(X_MAX * n / (math.pi * band))))
     x_max = math.pi * band * b_size / n
     r_max, term = _terms(x_max)
-    mu, nb, err_tail = _moments(d, b_size, r_max, ftype)
+    mu, nb, err_tail = _moments(d, b_size, r_max, ftype, pairwise=not extended)
     # phases of the block centres, exactly reduced: 2 (c_b - centre) = 2 B b + B - 1 - 2 centre
     two_c = (2 * b_size * np.arange(nb, dtype=np.int64) + (b_size - 1 - 2 * centre)) % (2 * n)
     pi = 4 * np.arctan(np.ones((), dtype=ftype))  # pi to the working precision
@@ -228,19 +252,30 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
         e = np.exp(-1j * (turns.astype(ftype) * (pi / n))).astype(ctype)
         x = (pi * b_size / n) * mm.astype(ftype)
         coef = np.ones(mm.size, dtype=ctype)
-        acc = np.zeros(mm.size, dtype=ctype)
+        terms = []
         for r in range(r_max + 1):
-            acc += coef * (e * mu[r][None, :]).sum(axis=1)
+            terms.append(coef * (e * mu[r][None, :]).sum(axis=1))
             coef = coef * (-1j * x) / (r + 1)
+        acc = terms.pop()
+        for t in reversed(terms):  # smallest terms first: the partial sums stay small
+            acc = t + acc
         out[lo:lo + chunk] = acc
         if progress is not None:
             progress(min(1.0, (lo + chunk) / band))
     mass = float(np.sum(np.abs(pmf)))
-    grow = math.exp(x_max)
-    # moments: v^r and the product (r + 1) u, block sums; phases (angle < 2 pi, two roundings, exp):
-    # 20 u; block sums; Taylor coefficients and accumulation 2 (r + 1) u
-    err = u * (_gamma(b_size) + _gamma(nb) + 3 * r_max + 26) * grow * mass + term * mass \
-        + err_tail * grow
+    # Relative to |c_r| sum_b |mu_r,b| <= x^r / r! mass, term r carries: the moments 2 r u (v
+    # rounded once, r products) and the block sums; the phases (angle < 2 pi, two roundings,
+    # exp) 20 u, their products u and the sums over the blocks; the Taylor coefficient c_r 9 r u
+    # (x to 4 u, a complex product and division per step) and its product 3 u. Summed with
+    # weights x^r / r!: e^x (gamma_B + gamma_nb + 24 + 11 x). The terms are added smallest
+    # first, so the partial sums hold sum_r (r + 1) |term_r| <= e^x (1 + x) mass in all: one u
+    # each. Second-order terms: the 1% and 4 u of margin.
+    # Each frequency's bound uses its own x_m = pi m B / n (the low ones, which weigh most in
+    # compose.power_error, have x_m near 0).
+    xm = math.pi * b_size / n * np.arange(band, dtype=float) * (1 + 1e-12)
+    grow_m = np.exp(xm)
+    err = 1.01 * u * (_gamma(b_size) + _gamma(nb) + 29 + 12 * xm) * grow_m * mass + term * mass \
+        + err_tail * grow_m
     return out, d.start + centre, err
 
 

@@ -185,6 +185,20 @@ class _Ctx:
         rest = self.rows[:self.j] + self.rows[self.j + 1:]
         return Accountant(rest, self.eps_error, self.relation, cancel=self.cancel).epsilon(self.delta)
 
+    # what is measured (risk_calibrate.py measures a true-positive rate instead)
+    def _aim(self) -> float:
+        """What the coarse stage aims the estimate at: half a bracket below the target."""
+        return self.target - 0.95 * self.eps_error
+
+    def _goal(self) -> str:
+        return f"ε = {number_text(self.target)} at δ = {number_text(self.delta)}"
+
+    def _gives(self, upper: float) -> str:
+        return f"ε up to {upper:.4g}"
+
+    def _answer(self, value: float, bounds: Bounds, at_bound: bool = False):
+        return Calibration(self.parameter, value, bounds, self.target, self.delta, at_bound=at_bound)
+
     # ------------------------------------------------------------ real parameters
     def run_real(self) -> Calibration:
         search = search_spec(self.rows[self.j].mechanism.kind, self.parameter)
@@ -196,14 +210,14 @@ class _Ctx:
         if at_p.upper > self.target:
             rest = self._rest()
             title, sym = _words(self.rows[self.j].mechanism.kind, self.parameter)
-            why = (f"the other rows alone give ε up to {rest.upper:.4g}" if rest.upper > self.target
-                   else f"even {sym} = {number_text(p_end)} gives ε up to {at_p.upper:.4g}")
+            why = (f"the other rows alone give {self._gives(rest.upper)}" if rest.upper > self.target
+                   else f"even {sym} = {number_text(p_end)} gives {self._gives(at_p.upper)}")
             name = title[0].lower() + title[1:]  # "noise multiplier σ" mid-sentence
             raise Infeasible(f"no {name} from {number_text(lo)} to {number_text(hi)} reaches "
-                             f"ε = {number_text(self.target)} at δ = {number_text(self.delta)}: {why}")
+                             f"{self._goal()}: {why}")
         # coarse stage: bisect in log space on the estimate, aiming half a bracket below
         coarse = max(self.eps_error, 0.1)
-        aim = self.target - 0.95 * self.eps_error
+        aim = self._aim()
         a, b = math.log(p_end), math.log(q_end)  # a: feasible side, b: infeasible side
         for i in range(60):
             self._tick(0.05 + 0.45 * i / 60, "coarse search")
@@ -217,7 +231,7 @@ class _Ctx:
         if b == math.log(q_end):  # never infeasible: the least private end itself may fit
             at_q = self._eps(q_end, self.eps_error)
             if at_q.upper <= self.target:
-                return Calibration(self.parameter, q_end, at_q, self.target, self.delta, at_bound=True)
+                return self._answer(q_end, at_q, at_bound=True)
         return self._fine(math.exp(a), increasing, p_end, q_end, at_p)
 
     def _fine(self, start: float, increasing: bool, p_end: float, q_end: float,
@@ -259,8 +273,7 @@ class _Ctx:
             b = self._eps(shown, self.eps_error)
             if b.upper <= self.target:
                 good, good_b = shown, b
-        return Calibration(self.parameter, good, good_b, self.target, self.delta,
-                           at_bound=good == p_end)
+        return self._answer(good, good_b, at_bound=good == p_end)
 
     # ------------------------------------------------------------ counts
     def run_count(self) -> Calibration:

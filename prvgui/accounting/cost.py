@@ -3,7 +3,8 @@
 The accountant's work is set by its plan (pipeline.py): the mesh h that eps_error and the
 total count K ask for, the rows' spans between their tail cuts, and the composition window.
 Every stage then costs in proportion to a count of points: discretising a row evaluates its
-cdf at each cell edge; the FFT path transforms and powers n = window / h points; the band
+cdf at each cell edge (single cells in the bulk, the plan's wider tiers and coarse cells in the
+tails: ``_Row.edges``); the FFT path transforms and powers n = window / h points; the band
 path (band.py) works on the rows' cells, (R + 1) Taylor terms per cell; the steps curve
 adds one inverse transform per count. ``CostModel`` replays the pipeline's decisions (the
 discretisation cap, the band test, ``pipeline.coarsened``'s widening when a grid is too
@@ -67,10 +68,12 @@ from .pipeline import Plan, coarsened, make_plan
 from .prv import PRV
 from .window import PreparedRow, choose_window
 
-#: seconds per cell edge whose cdf is evaluated, and per cell of array work (discretize)
-DISC_EDGE_S, DISC_CELL_S = 95e-9, 65e-9
+#: seconds per cell edge whose cdf is evaluated (with the array work on its nonzero cell), and
+#: per cell of array work on the empty cells that wide cells leave (discretize; measured after
+#: the tiers, issue 13: ~155 ns per edge when every cell is one, 4 to 7 ns per empty cell)
+DISC_EDGE_S, DISC_CELL_S = 155e-9, 6e-9
 #: seconds per cell for the window's blocks and the band test (band_limit)
-CHECK_CELL_S = 15e-9
+CHECK_CELL_S = 8e-9
 #: seconds per grid point of a row's transform, per coefficient kept by a power (above
 #: e^-700), per output point of the inverse transform; a scan of the spectrum (the power's
 #: log-modulus, the decimation's tail sums), per coefficient
@@ -136,11 +139,13 @@ class _Row:
         """Cell edges whose cdf discretize evaluates on the plan's mesh."""
         if self.prv.cont is None:
             return 0.0
-        p, r = plan.coarse
-        if r < 3:
-            return self.span / plan.h
-        fine = self.fine_span(p)
-        return fine / plan.h + (self.span - fine) / (r * plan.h)
+        use = [(p, r) for p, r in (*plan.tiers, plan.coarse) if r >= 3]
+        edges, inner, width = 0.0, 0.0, 1
+        for p, r in use:  # between tiers: the span of the inner tier, at its width
+            span = self.fine_span(p)
+            edges += max(0.0, span - inner) / (width * plan.h)
+            inner, width = max(inner, span), r
+        return edges + max(0.0, self.span - inner) / (width * plan.h)
 
 
 class _Order:
@@ -308,7 +313,8 @@ class CostModel:
                   and all(worth_it(n, max(1, int(band)), c) for c in cells)
                   and n // min(d_max, n) <= self.n_max)
         if banded:
-            seconds += sum(_band_seconds(n, band, c, extended) for c in cells)
+            seconds += sum(_band_seconds(n, band, c, extended, r.edges(plan))
+                           for r, c in zip(pic.rows, cells))
             memory = max(memory, kept + BAND_BYTES * max(cells))
             out = n // d
         elif n > self.n_max:
@@ -332,12 +338,13 @@ class CostModel:
         return n
 
 
-def _band_seconds(n: int, band: float, cells: int, extended: bool) -> float:
-    """band.low_dft of one row: block moments over the cells, then phases and sums over the
-    band and the blocks, (R + 1) Taylor terms each."""
+def _band_seconds(n: int, band: float, cells: int, extended: bool, edges: float | None = None) -> float:
+    """band.low_dft of one row: block moments over the cells (over about one per edge when the
+    row has wide cells: the others are empty and skipped), then phases and sums over the band
+    and the blocks, (R + 1) Taylor terms each."""
     b_size = max(1, min(cells, int(X_MAX * n / (math.pi * band))))
     terms = _terms(math.pi * band * b_size / n)[0] + 1
-    moments = BAND_CELL_S * cells * (LONG_MOMENTS if extended else 1.0)
+    moments = BAND_CELL_S * min(cells, cells if edges is None else edges) * (LONG_MOMENTS if extended else 1.0)
     phases = BAND_PHASE_S * band * -(-cells // b_size) * (LONG_PHASES if extended else 1.0)
     return terms * (moments + phases)
 

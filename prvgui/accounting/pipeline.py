@@ -5,7 +5,7 @@ calibration build every certified number with these functions, so that a change 
 certificate reaches all of them.
 
 Method (Gopi, Lee, Wutschitz 2021, Thm 5.5, made explicit): for K draws in all and coupling
-distance t = 0.92 * eps_error the mesh is
+distance t = 0.88 * eps_error the mesh is
 
     h = 0.96 t * sqrt(2 / (K log(1/E_h)))
 
@@ -16,8 +16,16 @@ cells in the rows' far tails (discretize.py). Row tails are cut at tau_i = E_tr 
 (2K) per side (a union bound over all K draws) and the composition window is chosen by
 Chernoff's bound with mass E_w; E_h = E_tr = E_w = err / 4 at error level ``err``. Up to 6%
 of eps_error goes to reading the result on a coarser mesh (compose.py, aggregation); the
-remaining 2% is the slack for the additive error. ``certify`` turns the composition into
+remaining 6% is the slack for the additive error (at 10^5 DP-SGD steps the float64 round-off
+of the powers takes about 3%: with less slack the query would be redone in long double). ``certify`` turns the composition into
 bounds that hold for the true curve (profile.py) and lists every term in its error budget.
+
+Wider cells (discretize.py, ``tiers``): cells 3^i h wide where each tail of a draw holds at
+most p_i / 2, with p_i sized so that they raise the per-draw variance of the discretisation
+error by at most TIER_VARIANCE; Bernstein's inequality then needs a mesh smaller by the
+factor ``_bernstein_h`` finds. ``make_plan`` takes the most tiers whose mesh stays within
+TIER_MESH of Hoeffding's (a long composition's tails are then cut with a fraction of the cdf
+evaluations; a short one, where Bernstein's M term is large, keeps single cells).
 
 When a composition's loss range needs more grid points than allowed, ``coarsened`` widens
 the accuracy (t, h and the aggregation together) until it fits, by one rule for every caller.
@@ -36,8 +44,10 @@ from .prv import PRV
 from .reuse import discretized
 
 #: fractions of eps_error spent on the coupling distance t and on aggregation
-T_FRACTION = 0.92
+T_FRACTION = 0.88
 AGG_FRACTION = 0.06
+#: the wider cells' share of the variance, and the least mesh (against Hoeffding's) they may cost
+TIER_VARIANCE, TIER_MESH = 0.1, 0.88
 
 T = TypeVar("T")
 
@@ -60,6 +70,8 @@ class Plan:
     agg_max: float
     coarse: tuple[float, int]
     eps_error: float
+    #: (p_i, r_i): cells r_i h wide where each tail of a draw holds at most p_i / 2
+    tiers: tuple[tuple[float, int], ...] = ()
 
     @property
     def e_w(self) -> float:
@@ -71,11 +83,42 @@ class Plan:
         return self.err / 4 * prv.finite_mass / (2.0 * self.k_total)
 
 
+def _bernstein_h(u: float, k_total: int, log_e: float, r_max: int) -> float:
+    """The mesh h with exp(-u^2 / (2 (V + M u / 3))) = e^-log_e for V = K h^2 (1 + TIER_VARIANCE)
+    / 4 and M = h (r_max / 2 + 0.6) (discretize.coupling_failure: the widest cell's half, the
+    shift's, and a margin for the bias and the coarse draws)."""
+    a = log_e * k_total * (1 + TIER_VARIANCE) / 2
+    b = 2 * log_e * (0.5 * r_max + 0.6) * u / 3
+    return 2 * u * u / (b + math.sqrt(b * b + 4 * a * u * u))
+
+
+def tier_plan(u: float, k_total: int, log_e: float, r_coarse: int) -> tuple[tuple, float]:
+    """(tiers, mesh): the most tiers (widths 3, 9, ..., below the coarse cells' r_coarse)
+    whose Bernstein mesh is at least TIER_MESH times Hoeffding's, and that mesh."""
+    h0 = u * math.sqrt(2.0 / (k_total * log_e))
+    best: tuple[tuple, float] = ((), h0)
+    for n in range(1, 9):
+        if r_coarse >= 3 and 3 ** n >= r_coarse:
+            break
+        h = _bernstein_h(u, k_total, log_e, 3 ** n)
+        if h < TIER_MESH * h0:
+            break
+        # tier i (width r_i) holds at most p_i: sum_i p_i (r_i^2 - r_(i-1)^2) <= TIER_VARIANCE
+        best = (tuple((TIER_VARIANCE / (n * (9 ** i - 9 ** (i - 1))), 3 ** i) for i in range(1, n + 1)), h)
+    return best
+
+
 def make_plan(eps_error: float, scale: float, k_total: int, err: float) -> Plan:
     t = scale * T_FRACTION * eps_error
-    h = (1 - COARSE_SHARE) * t * math.sqrt(2.0 / (k_total * math.log(4.0 / err)))
-    return Plan(t, h, k_total, err, scale * AGG_FRACTION * eps_error, coarse_plan(t, h, k_total, err),
-                scale * eps_error)
+    u, log_e = (1 - COARSE_SHARE) * t, math.log(4.0 / err)
+    h = u * math.sqrt(2.0 / (k_total * log_e))
+    coarse = coarse_plan(t, h, k_total, err)
+    tiers, h_t = tier_plan(u, k_total, log_e, coarse[1])
+    if tiers:
+        h = h_t
+        coarse = coarse_plan(t, h, k_total, err)
+        tiers = tuple((p, r) for p, r in tiers if coarse[1] < 3 or (r < coarse[1] and p > coarse[0]))
+    return Plan(t, h, k_total, err, scale * AGG_FRACTION * eps_error, coarse, scale * eps_error, tiers)
 
 
 def discretize_rows(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
@@ -89,7 +132,7 @@ def discretize_rows(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(prvs)))
-        out.append((discretized(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part), k))
+        out.append((discretized(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers), k))
     return out
 
 
@@ -101,7 +144,8 @@ def certify(composed: Composed, parts: list[tuple[DiscretePRV, int]], plan: Plan
     prof = CertifiedProfile(composed, plan.t, fail, parts)
     budget = {"t": plan.t, "h": plan.h, "K": sum(k for _, k in parts), "eps_error_used": plan.eps_error,
               "n_fft": composed.parts.get("n", 1), "decimation": composed.parts.get("decimation", 1),
-              **terms, "coarse_cells": plan.coarse[1], "window": composed.parts.get("window", 0.0),
+              **terms, "coarse_cells": plan.coarse[1],
+              "tiers": [r for _, r in plan.tiers], "window": composed.parts.get("window", 0.0),
               "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
               "fp_rel": composed.err_rel, "mass_rel": sum(k * d.mass_rel for d, k in parts),
               "total_rel": prof.err_rel, "total_abs": prof.err_abs}

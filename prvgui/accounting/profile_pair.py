@@ -44,7 +44,7 @@ import math
 from .prv import PRV, point_mass
 from .validate import check_number
 
-__all__ = ["MAX_POINTS", "EPS_MAX", "check_points", "profile_prv", "profile_delta"]
+__all__ = ["MAX_POINTS", "EPS_MAX", "check_points", "implied_points", "profile_prv", "profile_delta"]
 
 #: the most points a profile may have (the exact construction is linear in them, after a sort)
 MAX_POINTS = 20_000
@@ -81,6 +81,26 @@ def check_points(points: object, name: str = "points") -> tuple[tuple[float, flo
                              f"non-increasing), got delta {d0:g} at epsilon {e0:g} but {d1:g} at "
                              f"epsilon {e1:g}")
     return tuple(out)
+
+
+def implied_points(points: "tuple[tuple[float, float], ...]") -> tuple[tuple[float, float], ...]:
+    """The points of a list of (eps, delta) guarantees (each finite, eps >= 0, delta in [0, 1], in
+    any order) that are not implied by another, sorted by eps: what :func:`check_points` accepts
+    and :func:`profile_prv` turns into the same pair as the whole list.
+
+    (eps0, delta0) implies (eps1, delta1) when eps0 <= eps1 and delta0 <= delta1 (its tradeoff
+    function is at least as large), so dropping (eps1, delta1) leaves the maximum of the tradeoff
+    functions unchanged. Points with delta = 1 say nothing and are dropped. A point with eps above
+    EPS_MAX (e^eps is no float) is dropped too: fewer points can only make the pair less private.
+    An empty result means no privacy at all."""
+    best: list[tuple[float, float]] = []
+    for eps, delta in sorted(points):
+        if delta >= 1.0 or eps > EPS_MAX:
+            continue
+        if best and delta >= best[-1][1]:
+            continue  # implied by the last kept point (smaller or equal eps, smaller or equal delta)
+        best.append((eps, delta))
+    return tuple(best)
 
 
 def _x_up(eps: float) -> float:

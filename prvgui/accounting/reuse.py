@@ -6,9 +6,9 @@ the process, make the unchanged parts free:
 
 * ``prv_of(mechanism, order)``: the PRV of one run of a mechanism (kinds are frozen
   dataclasses: equal parameters, equal key), so that equal rows give the *same* PRV object;
-* ``discretized(prv, h, tau, max_cells, coarse)``: ``discretize.discretize`` of that PRV on
-  one mesh (h, the tail cut tau, the coarse cells, the cell limit: everything the result
-  depends on is in the key), bounded by bytes, least recently used dropped first.
+* ``discretized(prv, h, tau, max_cells, coarse, tiers)``: ``discretize.discretize`` of that
+  PRV on one mesh (h, the tail cut tau, the coarse cells, the wider tiers, the cell limit:
+  everything the result depends on is in the key), bounded by bytes, least recently used dropped first.
 
 A cached discretisation is the very object an uncached call would have produced (the
 function is deterministic in its arguments), with its arrays made read-only so that no
@@ -102,12 +102,13 @@ def _freeze(d: DiscretePRV) -> DiscretePRV:
 
 
 def discretized(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[float, int],
-                progress: Callable[[float], None] | None = None) -> DiscretePRV:
-    """``discretize(prv, h, tau, max_cells, coarse, progress)``, reused when the same PRV was
-    discretised on the same mesh before (``progress`` then hears 1.0 at once)."""
-    key = (prv, float(h), float(tau), int(max_cells), tuple(coarse))
+                progress: Callable[[float], None] | None = None,
+                tiers: tuple[tuple[float, int], ...] = ()) -> DiscretePRV:
+    """``discretize(prv, h, tau, max_cells, coarse, progress, tiers)``, reused when the same PRV
+    was discretised on the same mesh before (``progress`` then hears 1.0 at once)."""
+    key = (prv, float(h), float(tau), int(max_cells), tuple(coarse), tuple(tiers))
     if not _state["on"] or not _hashable(key):
-        return discretize(prv, h, tau, max_cells, coarse, progress)
+        return discretize(prv, h, tau, max_cells, coarse, progress, tiers)
     with _lock:
         got = _discs.get(key)
         if got is not None:
@@ -117,7 +118,7 @@ def discretized(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[fl
         if progress is not None:
             progress(1.0)
         return got
-    d = discretize(prv, h, tau, max_cells, coarse, progress)
+    d = discretize(prv, h, tau, max_cells, coarse, progress, tiers)
     size = _nbytes(d)
     with _lock:
         _state["misses"] += 1

@@ -70,20 +70,23 @@ def check_fprs(fprs: Sequence[float]) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _tpr_bounds(acc: Accountant, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) of the best TPR at each alpha for one accountant's pairs."""
+def tpr_bounds(acc: Accountant, alpha: np.ndarray, level: float = LEVEL
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lower, estimate, upper) of the best TPR at each alpha for one accountant's pairs, from
+    both orders' certified profiles at additive error ``level``."""
     if acc.total_count == 0:
-        return alpha.copy(), alpha.copy()
+        return alpha.copy(), alpha.copy(), alpha.copy()
     if any(r.count > 0 and r.mechanism.is_blatant() for r in acc.rows):
         one = np.ones(alpha.shape)
-        return one, one
-    profs = acc.profiles(LEVEL)
+        return one, one, one
+    profs = acc.profiles(level)
     if not profs:
-        return alpha.copy(), alpha.copy()
+        return alpha.copy(), alpha.copy(), alpha.copy()
     parts = [tradeoff_bounds(p, alpha) for p in profs]
-    lower = 1.0 - np.minimum.reduce([p[2] for p in parts])  # 1 - T_upper
-    upper = 1.0 - np.minimum.reduce([p[0] for p in parts])  # 1 - T_lower
-    return np.clip(lower, alpha, 1.0), np.clip(upper, alpha, 1.0)
+    lower = np.clip(1.0 - np.minimum.reduce([p[2] for p in parts]), alpha, 1.0)  # 1 - T_upper
+    upper = np.clip(1.0 - np.minimum.reduce([p[0] for p in parts]), alpha, 1.0)  # 1 - T_lower
+    est = np.clip(1.0 - np.minimum.reduce([p[1] for p in parts]), lower, upper)
+    return lower, est, upper
 
 
 def risk(rows: Sequence[Row], fprs: Sequence[float] = DEFAULT_FPRS,
@@ -91,15 +94,23 @@ def risk(rows: Sequence[Row], fprs: Sequence[float] = DEFAULT_FPRS,
          cancel: Callable[[], bool] | None = None) -> Risk:
     """Certified TPR of the best membership-inference attack at each FPR, and its advantage."""
     fprs = check_fprs(fprs)
-    rel = as_relation(relation)
+    acc = Accountant(rows, eps_error, as_relation(relation), cancel=cancel, screen=False)
+    return risk_of(acc, fprs)
+
+
+def risk_of(acc: Accountant, fprs: Sequence[float] = DEFAULT_FPRS, level: float = LEVEL) -> Risk:
+    """``risk`` from an accountant that may already hold the compositions (the view model's):
+    its profiles at ``level`` give the TPR brackets, its delta(0) query the advantage; the
+    lower ends from the attack pairs when a row's pair is only an upper bound."""
+    fprs = check_fprs(fprs)
+    rows, rel, cancel = acc.given_rows, acc.relation, acc.cancel
     alpha = np.array(fprs)
-    acc = Accountant(rows, eps_error, rel, cancel=cancel, screen=False)
-    lo, up = _tpr_bounds(acc, alpha)
+    lo, _, up = tpr_bounds(acc, alpha, level)
     adv = acc.delta(0.0)
     adv_lo = adv.lower
     if has_untight(rows):  # lower ends from the attack pairs, which are realised
-        accs = [Accountant(a, eps_error, cancel=cancel, screen=False) for a in attack_rows(rows, rel)]
-        lo = np.minimum(np.maximum.reduce([_tpr_bounds(a, alpha)[0] for a in accs]), up)
+        accs = [Accountant(a, acc.eps_error, cancel=cancel, screen=False) for a in attack_rows(rows, rel)]
+        lo = np.minimum(np.maximum.reduce([tpr_bounds(a, alpha, level)[0] for a in accs]), up)
         adv_lo = min(max(a.delta(0.0).lower for a in accs), adv.upper)
     tpr = tuple(Interval(float(a), float(b)) for a, b in zip(lo, up))
     return Risk(fprs, tpr, Interval(max(0.0, adv_lo), min(1.0, adv.upper)))

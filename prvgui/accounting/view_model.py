@@ -30,6 +30,7 @@ from .curves import atom_kind, pld_for_plot, tradeoff_bounds
 from .mechanisms import Row
 from .pipeline import error_level
 from .profile import Bounds
+from .risk import DEFAULT_FPRS, Risk, risk_of
 
 __all__ = ["Request", "Result", "Curve", "compute", "estimate", "Estimate", "Cancelled", "CURVES"]
 
@@ -50,6 +51,8 @@ class Request:
     steps_row: int | None = None
     steps_points: int = 40
     want_pld: bool = True
+    #: false-positive rates of the attack-risk read-out (``Result.risk``; empty: skip)
+    risk_fprs: tuple[float, ...] = DEFAULT_FPRS
     #: an id the caller may use to match results to requests
     request_id: int = 0
 
@@ -92,6 +95,9 @@ class Result:
     poisson_epsilon: Bounds | None = None
     #: per row as given: (half-width of the noise's 95% interval, its unit), None without noise
     noise_95: tuple[tuple[float, str] | None, ...] = ()
+    #: the best membership-inference attack's certified TPR at ``request.risk_fprs`` and its
+    #: advantage (risk.py), None when not asked for
+    risk: Risk | None = None
     #: the curves still being computed (``compute``'s ``partial`` answers; empty when complete)
     pending: tuple[str, ...] = ()
 
@@ -152,6 +158,8 @@ def estimate(request: Request) -> Estimate:
 
 #: the curves a Result may still wait for, in the order ``compute`` delivers them
 CURVES = ("tradeoff", "pld", "profile", "steps")
+#: every part of an answer after the headline, in the order ``compute`` delivers them
+PARTS = ("delta", "tradeoff", "pld", "risk", "profile", "steps", "refine")
 
 
 def compute(request: Request, progress: Callable[[float, str], None] | None = None,
@@ -160,7 +168,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
 
     ``partial(result)`` hears the answer as it grows: first the headline (the epsilon bracket
     and its comparisons) with every part still to come listed in ``result.pending``, then once
-    more after each part (delta at epsilon, then the curves: tradeoff, PLD, profile, steps),
+    more after each part (PARTS: delta at epsilon, the tradeoff, the PLD, the attack risk, the
+    profile, the steps curve),
     each time with the parts so far, and last the profile again with its small end recomposed
     in long double where round-off needs it ("refine"; until then the profile shown holds, with
     the larger additive error of the plain composition). The returned Result is the last of
@@ -208,8 +217,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     steps_of = _steps(request)
     wanted = {"delta": request.epsilon is not None, "tradeoff": request.tradeoff_points > 0,
               "pld": request.want_pld, "profile": request.profile_points > 0, "steps": steps_of is not None}
-    wanted["refine"] = wanted["profile"]
-    pending = [c for c in ("delta",) + CURVES + ("refine",) if wanted[c]]
+    wanted["refine"], wanted["risk"] = wanted["profile"], bool(request.risk_fprs)
+    pending = [c for c in PARTS if wanted[c]]
     budget = acc.error_budget(request.delta) if acc.total_count else []
     result = Result(request, eps, None, comps, {}, None, None, None, None, 0.0,
                     budget, time.perf_counter() - t0, best, None, tuple(notes + acc.warnings), None,
@@ -252,6 +261,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             pld = Curve("loss", x, {"density": dens})
             pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
         deliver("pld", pld=pld, pld_atoms=pld_atoms, pld_inf_mass=inf_mass)
+    if wanted["risk"]:
+        step(0.53, "attack risk")
+        deliver("risk", risk=risk_of(acc, request.risk_fprs, level))
     if wanted["profile"]:
         step(0.55, "privacy profile")
         top = eps.upper if math.isfinite(eps.upper) else 10.0

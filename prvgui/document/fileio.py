@@ -7,7 +7,12 @@ export. No Qt.
      "targets": {"delta": 1e-5, "epsilon": 1.0, "eps_error": 0.01},      (optional)
      "mechanisms": [{"kind": "subsampled_gaussian", "sigma": 0.8, "sampling_rate": 0.01,
                      "sampling": "poisson" | "fixed_size",               (optional)
-                     "count": 10000, "label": "training"}]}
+                     "count": 10000, "label": "training"},
+                    {"kind": "pmf_pair", "p": [0.75, 0.25], "q": [0.25, 0.75], "symmetric": "no"},
+                    {"kind": "privacy_profile", "points": [[0.5, 1e-3], [1.0, 1e-5]]}]}
+
+List parameters (``p``, ``q``, ``points``) are JSON lists (of numbers, or of [epsilon, delta]
+pairs); they exist in version 2 files only, with the kinds that have them.
 
 Version 1 had neither ``group_size``, ``sampling`` nor ``replace_one`` (nor the kinds added
 since); a version 1 file means add/remove, groups of one, Poisson sampling.
@@ -183,7 +188,7 @@ def _row(i: int, m: object, version: int = VERSION) -> RowSpec:
         text = problem.message(IN_FILE) if isinstance(problem, NumberError) else str(problem)
         field = getattr(problem, "field", None)
         raise FileFormatError(f"{where}, {field}: {text}" if field else f"{where}: {text}")
-    return spec
+    return spec.normalised()
 
 
 def _json_type(v: object) -> str:

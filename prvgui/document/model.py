@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Mapping
 
-from ..accounting.kinds.base import Relation, check_group_size
+from ..accounting.kinds.base import Points, Relation, Vector, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS, Row, kind_class, mechanism_from_params
 from ..accounting.mechanisms import check_count as _check_count
 
@@ -86,6 +86,23 @@ class RowSpec:
             exc.field = "label"  # type: ignore[attr-defined]
             return exc
         return None
+
+    def normalised(self) -> "RowSpec":
+        """The same row with its list parameters as the tuples of floats the kind checks them to
+        (a file's JSON lists, a form's parsed text), so that equal rows compare equal. Other values
+        are kept as given; a value that is not valid is kept too (its message comes from
+        ``problem``)."""
+        cls = MECHANISM_KINDS.get(self.kind)
+        if cls is None:
+            return self
+        params = dict(self.params)
+        for name, spec in cls.param_specs().items():
+            if isinstance(spec, (Vector, Points)) and name in params:
+                try:
+                    params[name] = spec.check(name, params[name])
+                except ValueError:
+                    pass
+        return replace(self, params=params)
 
     @property
     def title(self) -> str:

@@ -1,8 +1,13 @@
-"""Calibrate dialog: the best value of one parameter of the selected row for a target ε.
+"""Calibrate dialog: the best value of one parameter of the selected row for a target ε, or for a
+target attack risk ("the best membership-inference attack's true-positive rate at false-positive
+rate a is at most t").
 
 The search is the engine's ``calibrate`` (accounting/calibrate.py: the answer's certified
-upper ε is <= the target, and the next value 1% towards "less private" is not). It runs on a
-worker thread together with a sweep of ε against the parameter around the answer, drawn with
+upper ε is <= the target, and the next value 1% towards "less private" is not) or
+``calibrate_risk`` (risk_calibrate.py: the same guarantees for the certified upper TPR; its
+fields are risk_target.py). The answer also gives the calibrated row's noise (95% half-width),
+so that privacy and accuracy are seen together. It runs on a worker thread together with a
+sweep of ε (or the TPR) against the parameter around the answer, drawn with
 the target line and the answer marked. Apply writes the value into the row as one undoable
 ``ReplaceRow`` edit (undo.py) and closes the dialog.
 
@@ -21,11 +26,13 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLa
 
 from ..accounting.calibrate import (Calibration, Infeasible, parameters_for, search_spec)
 from ..accounting.mechanisms import kind_class
+from ..accounting.risk_calibrate import RiskCalibration
 from ..accounting.validate import check_number
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_field, parse_number
 from .calibration_job import CalibrationOutcome, CalibrationRequest, run_calibration
 from .calibration_plot import CalibrationPlot
+from .risk_target import RiskTargetFields, goal_choice, risk_answer
 from .row_form import COUNT_TIP
 from .tasks import TaskRunner, failure_text
 from .targets import TIPS as TARGET_TIPS
@@ -110,6 +117,9 @@ class CalibrateDialog(QDialog):
         self.parameter_unit = QLabel()
         self.parameter_unit.setStyleSheet("color: #555;")
         form.addRow("Parameter", _with_unit(self.parameter, self.parameter_unit))
+        self.goal = goal_choice()
+        form.addRow("Target", self.goal)
+        self.form = form
         self.target_edit = QLineEdit()
         fill(self.target_edit, t.epsilon if t.epsilon else 1.0)
         self.target_edit.setObjectName("calibrate_target")
@@ -120,6 +130,9 @@ class CalibrateDialog(QDialog):
         self.delta_edit.setObjectName("calibrate_delta")
         self.delta_edit.setToolTip(TARGET_TIPS["delta"])
         form.addRow(DELTA_LABEL, _with_unit(self.delta_edit, _unit("probability in (0, 1)")))
+        #: the attack-risk target's two fields (shown instead of ε and δ for that target)
+        self.risk_target = RiskTargetFields(form, lambda field, unit: _with_unit(field, _unit(unit)))
+        self.fpr_edit, self.tpr_edit = self.risk_target.fpr_edit, self.risk_target.tpr_edit
         accuracy = QLabel(f"{fmt(self.eps_error)} (from the Targets)")
         accuracy.setToolTip(TARGET_TIPS["eps_error"])
         form.addRow("Accuracy (ε error)", accuracy)
@@ -179,17 +192,31 @@ class CalibrateDialog(QDialog):
         self.parameter.currentIndexChanged.connect(self._parameter_changed)
         self.target_edit.textChanged.connect(self._inputs_changed)
         self.delta_edit.textChanged.connect(self._inputs_changed)
+        self.risk_target.connect(self._inputs_changed)
+        self.goal.currentIndexChanged.connect(self._goal_changed)
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.runner.cancel)
         self.apply_button.clicked.connect(self.apply)
         self.close_button.clicked.connect(self.reject)
         doc.subscribe(self._on_document)
-        self._parameter_changed()
+        self._goal_changed()
 
     # ------------------------------------------------------------ inputs
     @property
     def parameter_name(self) -> str:
         return self.parameter.currentData()
+
+    @property
+    def risk_goal(self) -> bool:
+        """True when the target is an attack risk (TPR at FPR), not ε at δ."""
+        return self.goal.currentData() == "risk"
+
+    def _goal_changed(self) -> None:
+        risk = self.risk_goal
+        for edit in (self.target_edit, self.delta_edit):
+            self.form.setRowVisible(edit.parentWidget(), not risk)
+        self.risk_target.set_visible(risk)
+        self._parameter_changed()
 
     def _parameter_changed(self) -> None:
         name = self.parameter_name
@@ -204,8 +231,10 @@ class CalibrateDialog(QDialog):
         sym = SHORT_NAMES.get(name, name)
         step = "one more run" if name == "count" else f"{sym} 1% {'larger' if increasing else 'smaller'}"
         now = "n/a" if current is None else fmt_count(current) if name == "count" else fmt_field(current)
+        what = ("certified upper attack TPR at the false-positive rate" if self.risk_goal
+                else "certified ε at δ")
         self.hint.setText(f"The answer is the {'largest' if increasing else 'smallest'} {sym} whose "
-                          f"certified ε at δ is at most the target; {step} would exceed it. "
+                          f"{what} is at most the target; {step} would exceed it. "
                           f"The row has {now} now.")
         self._inputs_changed()
 
@@ -214,12 +243,16 @@ class CalibrateDialog(QDialog):
 
     def input_error(self) -> str | None:
         """The first reason the search cannot run (also marks the fields), or None."""
-        _, target_err = check_positive(field_value(self.target_edit), TARGET_LABEL)
-        _, delta_err = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
-        mark(self.target_edit, target_err, TARGET_TIP)
-        mark(self.delta_edit, delta_err, TARGET_TIPS["delta"])
-        if target_err or delta_err:
-            return target_err or delta_err
+        if self.risk_goal:
+            if (err := self.risk_target.error()) is not None:
+                return err
+        else:
+            _, target_err = check_positive(field_value(self.target_edit), TARGET_LABEL)
+            _, delta_err = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
+            mark(self.target_edit, target_err, TARGET_TIP)
+            mark(self.delta_edit, delta_err, TARGET_TIPS["delta"])
+            if target_err or delta_err:
+                return target_err or delta_err
         spec = self._row_spec()
         if spec is None or spec.kind != self.kind:
             return f"row {self.row_index + 1} is no longer a {KIND_TITLES.get(self.kind, self.kind)} row"
@@ -249,7 +282,7 @@ class CalibrateDialog(QDialog):
 
     def _on_document(self, what: str, arg: object) -> None:
         if self._outcome is not None and self._snapshot != self._inputs():
-            self._show_result_text(self.result_text(self._outcome.calibration)
+            self._show_result_text(self.result_text(self._outcome.calibration, self._outcome.noise_95)
                                    + "\nOut of date: the composition changed; Run again.")
         self._inputs_changed()
 
@@ -276,10 +309,15 @@ class CalibrateDialog(QDialog):
             self.error_label.show_error(f"fix {exc}")
             self._update_buttons()
             return False
-        target, _ = check_positive(field_value(self.target_edit), TARGET_LABEL)
-        delta, _ = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
-        request = CalibrationRequest(rows, self.row_index, self.parameter_name, target, delta,
-                                     self.eps_error, self.doc.relation)
+        if self.risk_goal:
+            risk = self.risk_target.value()
+            request = CalibrationRequest(rows, self.row_index, self.parameter_name, 0.0, 0.0,
+                                         self.eps_error, self.doc.relation, risk=risk)
+        else:
+            target, _ = check_positive(field_value(self.target_edit), TARGET_LABEL)
+            delta, _ = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
+            request = CalibrationRequest(rows, self.row_index, self.parameter_name, target, delta,
+                                         self.eps_error, self.doc.relation)
         self._outcome = None
         self._running_snapshot = self._inputs()
         self._show_result_text("Searching…")
@@ -304,10 +342,15 @@ class CalibrateDialog(QDialog):
         # rounded towards the private side, so the printed number is a safe choice too
         return fmt_bound(cal.value, 6, up=not search_spec(self.kind, cal.parameter).increasing)
 
-    def result_text(self, cal: Calibration) -> str:
+    def result_text(self, cal: Calibration | RiskCalibration, noise: tuple[float, str] | None = None) -> str:
         title, _, _ = parameter_title(self.kind, cal.parameter)
-        text = (f"{title} = {self._value_text(cal)} gives ε ≤ {fmt_bound(cal.epsilon.upper)} "
-                f"(certified; estimate {fmt(cal.epsilon.estimate)}) at δ = {fmt(cal.delta)}")
+        if isinstance(cal, RiskCalibration):
+            text = risk_answer(title, self._value_text(cal), cal)
+        else:
+            text = (f"{title} = {self._value_text(cal)} gives ε ≤ {fmt_bound(cal.epsilon.upper)} "
+                    f"(certified; estimate {fmt(cal.epsilon.estimate)}) at δ = {fmt(cal.delta)}")
+        if noise is not None:
+            text += f"\nNoise at this value: 95% of it lies within ±{fmt_bound(noise[0])} {noise[1]}."
         if cal.at_bound:
             text += f"\nThe search stopped at the end of its range; a better {title} may lie beyond it."
         return text
@@ -323,7 +366,7 @@ class CalibrateDialog(QDialog):
         self._snapshot = self._running_snapshot
         self.progress.setValue(1000)
         self.progress_text.setText("done")
-        self._show_result_text(self.result_text(outcome.calibration))
+        self._show_result_text(self.result_text(outcome.calibration, outcome.noise_95))
         cal = outcome.calibration
         self.plot.show_outcome(outcome, parameter_title=parameter_title(self.kind, cal.parameter)[0],
                                value_text=self._value_text(cal),

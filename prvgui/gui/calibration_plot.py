@@ -1,5 +1,6 @@
-"""The calibrate dialog's plot: certified upper ε and the estimate against the parameter, with the
-target line and the answer marked."""
+"""The calibrate dialog's plot: certified upper ε (or, for a risk target, the best attack's
+true-positive rate) and the estimate against the parameter, with the target line and the answer
+marked."""
 from __future__ import annotations
 
 import numpy as np
@@ -63,14 +64,22 @@ class CalibrationPlot(pg.PlotWidget):
             return
         self.legend.setVisible(True)
         cal = outcome.calibration
-        for name, curve in self.curves.items():
-            curve.setData(outcome.values, getattr(outcome, name), connect="finite")
-        self.answer_point.setData([cal.value], [cal.epsilon.upper])
+        risk = hasattr(cal, "fpr")  # a RiskCalibration: the attack's TPR at cal.fpr
+        name = "TPR" if risk else "ε"
+        upper, target = (cal.tpr.upper, cal.target_tpr) if risk else (cal.epsilon.upper, cal.target_epsilon)
+        self.curves["upper"].opts["name"] = f"{name} upper (certified)"
+        self.curves["estimate"].opts["name"] = f"{name} estimate"
+        for label, curve in zip(self.legend.items, self.curves.values()):
+            label[1].setText(curve.opts["name"])
+        for key, curve in self.curves.items():
+            curve.setData(outcome.values, getattr(outcome, key), connect="finite")
+        self.answer_point.setData([cal.value], [upper])
         self.plot_item.setLabel("bottom", parameter_title)
-        self.plot_item.setLabel("left", f"ε at δ = {fmt(cal.delta)}")
+        self.plot_item.setLabel("left", f"attack TPR at FPR {fmt(cal.fpr)}" if risk
+                                else f"ε at δ = {fmt(cal.delta)}")
         self.plot_item.setTitle(None)
-        self.target_line.setPos(cal.target_epsilon)
-        self.target_line.label.setFormat(f"target ε = {fmt(cal.target_epsilon)}")
+        self.target_line.setPos(target)
+        self.target_line.label.setFormat(f"target {name} = {fmt(target)}")
         self.answer_line.setPos(cal.value)
         self.answer_line.label.setFormat(f"{parameter_title} = {value_text}")
         # ε falls with σ: the top right and the bottom left of the plot are empty (rises with q:
@@ -85,5 +94,5 @@ class CalibrationPlot(pg.PlotWidget):
         self.plot_item.autoRange()
         # far from the answer ε grows quickly; keep the target readable (pan or zoom for the rest)
         finite = outcome.upper[np.isfinite(outcome.upper)]
-        top = min(float(finite.max()) if finite.size else cal.target_epsilon, 3 * cal.target_epsilon)
-        self.plot_item.setYRange(0, max(top, 1.2 * cal.target_epsilon), padding=0.05)
+        top = min(float(finite.max()) if finite.size else target, 3 * target)
+        self.plot_item.setYRange(0, max(top, 1.2 * target), padding=0.05)

@@ -33,7 +33,7 @@ UPDATING = "Updating… (curves of the previous inputs)"
 #: the parts of an answer still to come, in the status bar's words
 PART_WORDS = {"delta": "δ at the target ε", "tradeoff": "the tradeoff curve", "pld": "the privacy loss "
               "distribution", "profile": "the privacy profile", "steps": "ε versus steps",
-              "refine": "the privacy profile's small end (long double)"}
+              "refine": "the privacy profile's small end (long double)", "risk": "the attack risk"}
 
 
 def _sentence(message: str) -> str:
@@ -173,14 +173,11 @@ class ComputeView(QObject):
         if result.request.request_id != self._shown_id:
             self._shown_id, self._shown, self._shown_curve = result.request.request_id, set(), {}
         w.last_result, w.last_doc = result, snapshot
-        head = "headline" if "delta" in result.pending else "headline and delta"
-        shown = w.results.result
-        if head not in self._shown or (not result.pending and shown is not None
-                                       and shown.warnings != result.warnings):
-            w.results.show_result(result)  # again at the end only for notes the curves added
+        # the results panel (and the risk panel it feeds) again when delta or the risk arrive
+        head = ("headline",) + tuple(p for p in ("delta", "risk") if p not in result.pending)
+        if head not in self._shown or not result.pending:
+            w.results.show_result(result)  # and the complete answer at the end (time, notes, risk)
             self._shown.add(head)
-        elif not result.pending:
-            w.results.result = result  # the complete answer behind the same words
         for kind, tab in w.plots.items():
             if kind in result.pending:
                 if tab.result is not None:

@@ -10,10 +10,11 @@ the message shown to the user with the text as typed, e.g.
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from ..accounting.mechanisms import MECHANISM_KINDS
 from ..accounting.validate import show
+from ..document.list_csv import list_summary  # noqa: F401  (the table's words for a list)
+from ..report.numbers import fmt, fmt_bound  # noqa: F401  (one rule for the window and reports)
 
 POISSON_NOTE = "Poisson sampling (each record independently with probability q)"
 
@@ -95,37 +96,6 @@ def fmt_field(value: object) -> str:
     return fmt_value(value)
 
 
-def fmt(x: object, digits: int = 4) -> str:
-    """A number for reading: ``∞`` for inf, ``n/a`` for None, ``digits`` significant digits."""
-    if x is None:
-        return "n/a"
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return str(x)
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if x == 0:
-        return "0"
-    return f"{x:.{digits}g}"
-
-
-def fmt_bound(x: object, digits: int = 4, up: bool = True) -> str:
-    """Like ``fmt`` but rounded outwards, so that a printed upper bound is still an upper bound
-    (2.39122 shows as 2.392, not 2.391) and a printed lower bound still a lower bound."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x == 0:
-        return fmt(x, digits)
-    x = float(x)
-    nearest = float(f"{x:.{digits}g}")
-    if abs(nearest - x) <= 1e-12 * abs(x):  # binary noise of a short decimal, e.g. 1e-05
-        return fmt(nearest, digits)
-    d = Decimal(x)
-    step = Decimal(1).scaleb(d.adjusted() - digits + 1)
-    q = d.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
-    return fmt(float(q), digits)
-
-
 def fmt_count(x: object) -> str:
     if isinstance(x, int) and not isinstance(x, bool):
         return f"{x:,}".replace(",", "\u202f")  # narrow no-break space: a count never wraps
@@ -137,6 +107,9 @@ def param_summary(kind: str, params: dict) -> str:
     parts = []
     for name, value in params.items():
         spec = _spec(kind, name)
+        if isinstance(value, (list, tuple)):  # a list parameter: its length, not its entries
+            parts.append(list_summary(spec, name, value))
+            continue
         choices = dict(getattr(spec, "choices", ()))
         if value in choices:  # a named choice: its words up to the colon ("Fixed size"), not key=value
             if value != spec.initial:

@@ -17,12 +17,15 @@ from ..accounting.view_model import Request
 from ..document.model import Document, RowSpec
 from .budget_view import BUDGET_TAB_TIP, BudgetView, scrolling
 from .calibrate_dialog import CalibrateDialog
+from .compare import Compare, Pin
 from .compute_view import ComputeView
 from .dpsgd_helper import HELPER_KINDS, DpSgdDialog, apply_helper, initial_for_row
 from .editor import CompositionEditor
 from .files import FileController, settings
 from .plots import TABS, StepsTab
+from .report_export import ReportExport
 from .results_panel import ResultsPanel
+from .risk_panel import RiskPanel
 from .steps_choice import StepsChoice
 from .targets import TargetsWidget
 from .undo import Editor
@@ -72,12 +75,17 @@ class MainWindow(QMainWindow):
         self.files = FileController(self, self.doc, self.stack, persist)
         self.files.check_inputs = self.targets.error
         self.budget = BudgetView(self.doc)
+        self.risk = RiskPanel()
         self._build_layout()
         self.computing = ComputeView(self, self._make_request, compute_fn, estimate_fn)
         self.recomputer = self.computing.recomputer
         # the status bar's widgets, for the commands below and the tests
         self.status, self.progress = self.computing.status, self.computing.progress
         self.cancel_button = self.computing.cancel_button
+        #: the pinned result "A" (compare.py; ``pinned``)
+        self.compare = Compare(self)
+        self.report_export = ReportExport(self)
+        self.report_export.pinned = self.compare.for_report  # the report shows A too
         self._build_menus()
         self._connect()
         self._update_title()
@@ -109,6 +117,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.split)
         # a tab beside the plots, not a dock: a dock took its width from the results table,
         # whose δ column and notes then hid behind a scrollbar at 1280 px
+        self.risk_tab = scrolling(self.risk)
+        self.tabs.setTabToolTip(self.tabs.addTab(self.risk_tab, "Risk && noise"), self.risk.tip)
         self.budget_tab = scrolling(self.budget)
         self.tabs.setTabToolTip(self.tabs.addTab(self.budget_tab, "Budget"), BUDGET_TAB_TIP)
         self.resize(1280, 800)
@@ -128,6 +138,7 @@ class MainWindow(QMainWindow):
         for fmt_name in ("png", "svg", "csv"):
             export.addAction(f"{fmt_name.upper()}…",
                              lambda x=fmt_name: self.export_plot(self.current_plot(), x))
+        f.addAction("Export &report (HTML or PDF)…", lambda: self.report_export.start())
         f.addSeparator()
         f.addAction("&Quit", QKeySequence.StandardKey.Quit, self.close)
         e = mb.addMenu("&Edit")
@@ -143,6 +154,12 @@ class MainWindow(QMainWindow):
             e.addAction(self.composition.actions_[name])
         e.addSeparator()
         e.addAction("&Copy results", QKeySequence("Ctrl+Shift+C"), self.copy_results)
+        e.addAction("Copy as &Markdown", lambda: self.results.copy_as("markdown"))
+        e.addAction("Copy as La&TeX", lambda: self.results.copy_as("latex"))
+        e.addSeparator()
+        self.pin_action = e.addAction("&Pin result as A", QKeySequence("Ctrl+P"), self.compare.pin)
+        self.unpin_action = e.addAction("U&npin A", self.compare.unpin)
+        self.compare._show()  # the actions' enabled state
         c = mb.addMenu("&Compute")
         c.addAction("&Recompute now", QKeySequence("F5"), self.recomputer.run_now)
         c.addAction("&Cancel", self.recomputer.cancel)
@@ -162,6 +179,10 @@ class MainWindow(QMainWindow):
         self.composition.actions_["dpsgd"].triggered.connect(self.open_dpsgd_helper)
         self.stack.cleanChanged.connect(self._update_title)
         self.files.path_changed.connect(self._update_title)
+        self.results.result_shown.connect(self._show_risk)
+        self.results.stale_changed.connect(self.risk.set_stale)
+        self.results.cleared.connect(self.risk.clear)
+        self.results.copied.connect(lambda name: self._set_status(f"Results copied to the clipboard as {name}."))
 
     # ------------------------------------------------------------ computing
     def _make_request(self) -> tuple[Request, Document]:
@@ -192,6 +213,18 @@ class MainWindow(QMainWindow):
 
     def _set_status(self, text: str, error: bool = False) -> None:
         self.computing.set_status(text, error)
+
+    def _show_risk(self, result) -> None:
+        doc = self.last_doc
+        names = None if doc is None else [
+            f"row {i + 1} ({spec.label or spec.title})" for i, spec in enumerate(doc.rows)]
+        self.risk.set_row_names(names)
+        self.risk.show_result(result)
+
+    @property
+    def pinned(self) -> Pin | None:
+        """The pinned result as ``(label, Result)`` (a ``Pin``), or None."""
+        return self.compare.pinned
 
     # ------------------------------------------------------------ commands
     def current_plot(self):
@@ -319,6 +352,7 @@ class MainWindow(QMainWindow):
         for dialog in self.findChildren(CalibrateDialog) + self.findChildren(DpSgdDialog):
             dialog.shutdown()
         self.budget.shutdown()
+        self.report_export.shutdown()
         self.computing.stop()
 
     def closeEvent(self, event: QCloseEvent) -> None:

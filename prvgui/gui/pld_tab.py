@@ -28,6 +28,7 @@ class PldTab(PlotTab):
     can_log_x = False
     legend_offset = (10, 10)
     empty_hint = "Add a mechanism to see its privacy loss distribution"
+    pin_column = ("pld", "density")
 
     def build(self) -> None:
         self.add_curve("density", "density of the continuous part (left axis)", pen(PURPLE, 1.8), z=3,
@@ -70,8 +71,9 @@ class PldTab(PlotTab):
         super().reset_view()
         if not hasattr(self, "atoms") or self.log_y_box.isChecked():
             return
-        raw = self.data("density")
-        top = float(np.nanmax(raw[1])) if raw is not None and raw[1].size else 0.0
+        tops = [float(np.nanmax(raw[1])) for raw in (self.data("density"), self.data("pinned"))
+                if raw is not None and raw[1].size]
+        top = max(tops, default=0.0)
         if top > 0:
             self.plot_item.setYRange(0.0, top * 1.08, padding=0)
         elif self.atoms is not None:
@@ -112,6 +114,7 @@ class PldTab(PlotTab):
         self.mass_axis.setVisible(atoms is not None)
         self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
         self.inf_label.setText(f"P(L = ∞) = {fmt(result.pld_inf_mass)}" if c is not None else "")
+        self.draw_pinned()
         self.reset_view()
         self._sync_boxes()
         has = bool(self._raw) or atoms is not None

@@ -38,6 +38,8 @@ BLUE, ORANGE, GREEN, RED, GREY, PURPLE = "#1f5fbf", "#e07b00", "#2e8b3e", "#c628
 RESOLUTION_GREY = (120, 120, 120, 60)
 RESOLUTION_BOTTOM = -400.0
 RESOLUTION_VISIBLE = 0.005
+#: the pinned result "A" (compare.py): one dashed dark curve per plot
+PIN_COLOR = "#222222"
 #: PNG exports are drawn at this multiple of the on-screen size
 PNG_SCALE = 2.0
 
@@ -62,6 +64,8 @@ class PlotTab(QWidget):
     floor = 0.0
     #: shown instead of empty axes when there is nothing to draw
     empty_hint = "Add a mechanism to see its plots"
+    #: (Result attribute, column) of the curve drawn for a pinned result "A" (None: none)
+    pin_column: tuple[str, str] | None = None
     export_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -79,6 +83,7 @@ class PlotTab(QWidget):
         self._resolution: float | None = None
         self._note: tuple[str, bool] | None = None
         self._caption: str | None = None
+        self._pinned: tuple[str, object] | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         bar = QHBoxLayout()
@@ -148,6 +153,7 @@ class PlotTab(QWidget):
             self.plot_item.addItem(line, ignoreBounds=True)
         self.plot_widget.scene().sigMouseMoved.connect(self._mouse_moved)
         self.build()
+        self.add_curve("pinned", "A", pen(PIN_COLOR, 2.0, Qt.PenStyle.DashLine), z=6)
         self.clear()
 
     # ------------------------------------------------------------ for subclasses
@@ -267,6 +273,30 @@ class PlotTab(QWidget):
             self._in_legend.add(name)
         self.legend.setVisible(True)
         self._draw(name)
+
+    def set_pinned(self, pin) -> None:
+        """Overlay a pinned result ``(label, Result)`` (None: remove it); drawn while the tab
+        shows a result, again after each new one (``draw_pinned``)."""
+        self._pinned = tuple(pin) if pin is not None else None
+        self.draw_pinned()
+
+    def draw_pinned(self) -> None:
+        """(Re)draw the pinned result's curve, dashed and labelled "A: <description>"."""
+        curve = None
+        if self._pinned is not None and self.result is not None and self.pin_column is not None:
+            attr, column = self.pin_column
+            c = getattr(self._pinned[1], attr, None)
+            if c is not None and c.columns.get(column) is not None:
+                curve = (c.x, c.columns[column])
+        if curve is None:
+            self.set_curve("pinned", None, None)
+            return
+        label = f"A: {self._pinned[0]}"
+        if self._labels["pinned"] != label and "pinned" in self._in_legend:
+            self.legend.removeItem(self.curves["pinned"])
+            self._in_legend.discard("pinned")
+        self._labels["pinned"] = label
+        self.set_curve("pinned", *curve)
 
     def set_note(self, text: str | None, error: bool = False) -> None:
         """A line above the plot (e.g. "out of date"); None removes it."""
@@ -406,6 +436,7 @@ class PlotTab(QWidget):
 
     def settle(self, hint: str | None = None) -> None:
         """After a result: the plot if any curve has data, else ``hint`` (or ``empty_hint``)."""
+        self.draw_pinned()
         self.show_hint(None if self._raw else (hint or self.empty_hint))
 
     # ------------------------------------------------------------ crosshair

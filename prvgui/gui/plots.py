@@ -57,6 +57,7 @@ class ProfileTab(PlotTab):
     log_y = True
     floor = 1e-15
     legend_offset = (10, -10)  # bottom left: δ(ε) falls from the top left
+    pin_column = ("profile", "upper")
     empty_hint = "Add a mechanism to see its privacy profile"
 
     def build(self) -> None:
@@ -88,6 +89,7 @@ class TradeoffTab(PlotTab):
            "against its false positive rate α.")
     x_label = "α (false positive rate)"
     y_label = "β (false negative rate)"
+    pin_column = ("tradeoff", "lower")
     empty_hint = "Add a mechanism to see its tradeoff function"
 
     def build(self) -> None:
@@ -122,6 +124,7 @@ class StepsTab(PlotTab):
     tip = "The certified ε at the target δ as the count of one row grows, the other rows fixed."
     x_label = "count (steps)"
     y_label = "ε at target δ"
+    pin_column = ("steps", "upper")
     log_x = True
     legend_offset = (10, 10)
     empty_hint = "Add a mechanism to see ε against its number of steps"

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontMetrics, QResizeEvent
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QFontMetrics, QResizeEvent
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHeaderView, QLabel, QMenu,
+                               QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
 
 from ..accounting.certified import CertifiedUpper
 from ..accounting.view_model import untight_note
+from ..report.tables import latex_table, markdown_table
+from .compare import PinBar
 from .cost_prompt import CostPrompt
 from .fmt import fmt, fmt_bound
 from .widgets import ERROR_COLOR, WARN_COLOR
@@ -147,7 +149,19 @@ class FittingTable(QTableWidget):
         self.resizeRowsToContents()
 
 
+#: Copy as ...: the table text of each format (report/tables.py)
+COPY_FORMATS = {"markdown": ("Markdown", markdown_table), "latex": ("LaTeX", latex_table)}
+
+
 class ResultsPanel(QWidget):
+    #: after show_result (the result), set_stale (message, error) and clear (message): the
+    #: risk panel and the pin (compare.py) follow the panel's state
+    result_shown = Signal(object)
+    stale_changed = Signal(object, bool)
+    cleared = Signal(str)
+    #: the results were copied to the clipboard (the format's name)
+    copied = Signal(str)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result = None
@@ -193,7 +207,13 @@ class ResultsPanel(QWidget):
         self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.warnings.setStyleSheet(f"color: {WARN_COLOR};")
         self.warnings.hide()
-        body.addWidget(self.headline)
+        #: "Pin as A" / "Unpin A" beside the headline, A's bracket under it (compare.py)
+        self.pin_bar = PinBar()
+        head = QHBoxLayout()
+        head.addWidget(self.headline, 1)
+        head.addWidget(self.pin_bar)
+        body.addLayout(head)
+        body.addWidget(self.pin_bar.label)
         body.addWidget(self.bracket)
         body.addWidget(self.warnings)
         body.addWidget(self.detail)
@@ -212,8 +232,43 @@ class ResultsPanel(QWidget):
         self.footer = QLabel("")
         self.footer.setObjectName("footer")
         self.footer.setStyleSheet("color: #555;")
-        body.addWidget(self.footer)
+        foot = QHBoxLayout()
+        foot.setContentsMargins(0, 0, 0, 0)
+        foot.addWidget(self.footer, 1)
+        foot.addWidget(self._copy_button())
+        body.addLayout(foot)
         self.clear()
+
+    def _copy_button(self) -> QToolButton:
+        """"Copy as" with Markdown and LaTeX, also on the table's context menu."""
+        self.copy_button = QToolButton()
+        self.copy_button.setObjectName("copy_as")
+        self.copy_button.setText("Copy as")
+        self.copy_button.setToolTip("Copy the results table (headline, accountants, targets, relation) "
+                                    "as a Markdown or LaTeX table")
+        self.copy_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.copy_button)
+        self.copy_actions: dict[str, QAction] = {}
+        for key, (name, _) in COPY_FORMATS.items():
+            action = menu.addAction(f"Copy as {name}", lambda k=key: self.copy_as(k))
+            self.copy_actions[key] = action
+            self.table.addAction(action)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.copy_button.setMenu(menu)
+        return self.copy_button
+
+    def copy_text(self, fmt_name: str) -> str:
+        """The shown result's table as ``markdown`` or ``latex`` text ("" without a result)."""
+        return COPY_FORMATS[fmt_name][1](self.result) if self.result is not None else ""
+
+    def copy_as(self, fmt_name: str) -> bool:
+        """Put the results table on the clipboard as ``markdown`` or ``latex``."""
+        text = self.copy_text(fmt_name)
+        if not text:
+            return False
+        QApplication.clipboard().setText(text)
+        self.copied.emit(COPY_FORMATS[fmt_name][0])
+        return True
 
     # ------------------------------------------------------------ state
     def clear(self, message: str = "No result yet.") -> None:
@@ -224,6 +279,8 @@ class ResultsPanel(QWidget):
         self.warnings.hide()
         self.table.setRowCount(0)
         self.footer.setText("")
+        self.cleared.emit(message)
+        self.copy_button.setEnabled(False)
 
     def set_stale(self, message: str | None, error: bool = False) -> None:
         """Grey out the shown result and say why (None: the result is current)."""
@@ -232,6 +289,7 @@ class ResultsPanel(QWidget):
         self.banner.setText(message or "")
         colour = ERROR_COLOR if error else "#555"
         self.banner.setStyleSheet(f"color: {colour}; font-weight: bold;")
+        self.stale_changed.emit(message, error)
 
     def show_result(self, result) -> None:
         self.result = result
@@ -277,7 +335,9 @@ class ResultsPanel(QWidget):
                 self.table.setItem(r, c, item)
         self.table.fit_columns()
         self.footer.setText(f"Computed in {result.elapsed:.2f} s · {len(req.rows)} row(s)")
+        self.copy_button.setEnabled(True)
         self.set_stale(None)
+        self.result_shown.emit(result)
 
     def _rows(self, result) -> list[tuple[str, ...]]:
         req = result.request

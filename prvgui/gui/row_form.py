@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
-from ..accounting.kinds.base import Choice
+from ..accounting.kinds.base import Choice, Points, Vector
 from ..accounting.mechanisms import kind_class
+from ..document.fileio import FileFormatError
+from ..document.list_csv import columns_for, list_text, parse_list, read_csv
 from ..document.model import KIND_TITLES, Document, RowSpec
 from ..accounting.kinds.shuffled_gaussian import ShuffledGaussian
 from .fmt import POISSON_NOTE, fmt_field, fmt_value, parse_count, parse_number, same_value
@@ -83,6 +85,9 @@ class RowForm(QGroupBox):
         self.layout_.addRow("Mechanism", self.kind)
         self.params: dict[str, _Field] = {}
         self.choices: dict[str, QComboBox] = {}
+        #: the list parameters (their fields are in ``params`` too): name -> holds [ε, δ] pairs
+        self.lists: dict[str, bool] = {}
+        self._csv_error: str | None = None
         self.count = _Field("runs (e.g. steps)", COUNT_TIP)
         self.error_label = ErrorLabel()
         outer.addWidget(self.error_label)
@@ -99,6 +104,7 @@ class RowForm(QGroupBox):
             i = None
         if i != self._i:
             self._session += 1
+            self._csv_error = None
         self._i = i
         self.placeholder.setVisible(i is None)
         self.body.setVisible(i is not None)
@@ -113,7 +119,10 @@ class RowForm(QGroupBox):
         self.kind.setCurrentIndex(max(self.kind.findData(row.kind), 0))
         _set_text(self.label, row.label)
         for name, f in self.params.items():
-            _set_text(f.edit, row.params.get(name, ""))
+            if name in self.lists:
+                _set_list_text(f.edit, row.params.get(name, ""), self.lists[name])
+            else:
+                _set_text(f.edit, row.params.get(name, ""))
         for name, box in self.choices.items():
             value = row.params.get(name, self._defaults.get(name))
             box.setCurrentIndex(max(box.findData(value), 0))
@@ -127,6 +136,8 @@ class RowForm(QGroupBox):
             mark(box, err if where == name else None, box.property("tip") or "")
         mark(self.count.edit, err if where == "count" else None, COUNT_TIP)
         mark(self.label, err if where == "label" else None, LABEL_TIP)
+        if err is None and self._csv_error is not None:
+            err = self._csv_error
         self.error_label.show_error(f"Row {i + 1}: {err}" if err else None)
 
     def _set_title(self, text: str) -> None:
@@ -152,6 +163,7 @@ class RowForm(QGroupBox):
             self.layout_.removeRow(2)
         self.params = {}
         self.choices = {}
+        self.lists = {}
         cls = kind_class(kind)
         self._defaults = cls.defaults()
         for name, spec in cls.param_specs().items():
@@ -166,6 +178,9 @@ class RowForm(QGroupBox):
                 self.choices[name] = box
                 self.layout_.addRow(spec.title, box)
                 continue
+            if isinstance(spec, (Vector, Points)):
+                self._add_list_field(name, spec)
+                continue
             f = _Field(spec.unit, f"{spec.help[0].upper()}{spec.help[1:]}. Typed as a number, e.g. 1e-3.")
             f.edit.setObjectName(f"param_{name}")
             if name in self._defaults:
@@ -175,6 +190,14 @@ class RowForm(QGroupBox):
             self._undo_keys.watch(f.edit)
             self.params[name] = f
             self.layout_.addRow(spec.title, f)
+        if self.lists:
+            self.csv_button = QPushButton("Fill from CSV…")
+            self.csv_button.setObjectName("fill_csv")
+            cols = ", ".join(c[0] for c in columns_for(kind))
+            self.csv_button.setToolTip(f"Read the columns {cols} from a CSV file (a first row naming "
+                                       "the columns is optional; lines starting with # are skipped)")
+            self.csv_button.clicked.connect(self._choose_csv)
+            self.layout_.addRow(self.csv_button)
         # a shuffled row counts epochs (each one pass over the data), not steps
         self.count = _Field("epochs" if kind == SHUFFLED_KIND else "runs (e.g. steps)", COUNT_TIP)
         self.count.edit.setObjectName("count")
@@ -195,7 +218,57 @@ class RowForm(QGroupBox):
             self.layout_.addRow(self.dpsgd)
         self._kind = kind
 
+    def _add_list_field(self, name: str, spec: Vector | Points) -> None:
+        """A list parameter: one line of text (numbers separated by commas or spaces; points as
+        "ε δ" pairs separated by semicolons)."""
+        points = isinstance(spec, Points)
+        how = ("Typed as “ε δ” pairs separated by semicolons, e.g. 1 1e-5; 2 1e-8" if points else
+               "Typed as numbers separated by commas or spaces, e.g. 0.75, 0.25")
+        f = _Field(spec.unit, f"{spec.help[0].upper()}{spec.help[1:]}. {how}; or use Fill from CSV…")
+        f.edit.setObjectName(f"param_{name}")
+        f.layout().setStretch(0, 5)  # a list needs the room more than its unit does
+        f.layout().setStretch(1, 1)
+        f.edit.setPlaceholderText("ε δ; ε δ; …" if points else "p₁, p₂, …")
+        f.edit.textEdited.connect(lambda text, n=name: self._list_edited(n, text))
+        f.edit.editingFinished.connect(self._end_session)
+        self._undo_keys.watch(f.edit)
+        self.params[name] = f
+        self.lists[name] = points
+        self.layout_.addRow(spec.title, f)
+
     # ------------------------------------------------------------ edits
+    def _list_edited(self, name: str, text: str) -> None:
+        if (row := self._current()) is None:
+            return
+        title = kind_class(row.kind).param_specs()[name].title
+        new = row.with_param(name, parse_list(text, self.lists[name])).normalised()
+        self._push(new, f"Edit {title} of row", ("param", name))
+
+    def _choose_csv(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Fill from CSV", "",
+                                              "CSV files (*.csv *.txt);;All files (*)")
+        if path:
+            self.fill_from_csv(path)
+
+    def fill_from_csv(self, path: str) -> bool:
+        """Fill the selected row's list parameters from a CSV file (one undo step). A file that
+        cannot be read leaves the row as it was and says why under the form (the line and the
+        column); what the numbers must satisfy together is the row's own check."""
+        if (row := self._current()) is None:
+            return False
+        try:
+            values = read_csv(path, row.kind)
+        except FileFormatError as exc:
+            self._csv_error = f"cannot fill from {path.rsplit('/', 1)[-1]}: {exc}"
+            self.set_row(self._i)
+            return False
+        self._csv_error = None
+        self._session += 1
+        params = {**row.params, **values}
+        self._push(RowSpec(row.kind, params, row.count, row.label).normalised(), "Fill row from CSV", None)
+        self.set_row(self._i)
+        return True
+
     def _end_session(self) -> None:
         self._session += 1
 
@@ -204,6 +277,7 @@ class RowForm(QGroupBox):
 
     def _push(self, new: RowSpec, text: str, key: object) -> None:
         assert self._i is not None
+        self._csv_error = None
         self._editor.replace(self._i, new, text, merge_key=(key, self._session) if key else None)
 
     def _label_edited(self, text: str) -> None:
@@ -239,6 +313,14 @@ class RowForm(QGroupBox):
             count = parse_count(text)
             self._push(RowSpec(row.kind, dict(row.params), count, row.label),  # type: ignore[arg-type]
                        "Edit count of row", "count")
+
+
+def _set_list_text(edit: QLineEdit, value: object, points: bool) -> None:
+    """Show a list parameter unless the field's text already stands for it."""
+    if parse_list(edit.text(), points) != value and edit.text() != value:
+        pos = edit.cursorPosition()
+        edit.setText(list_text(value, points))
+        edit.setCursorPosition(min(pos, len(edit.text())))
 
 
 def _set_text(edit: QLineEdit, value: object) -> None:

@@ -5,7 +5,8 @@ accountant and Add item has a one-sentence tooltip; the results table shows all 
 """
 import pytest
 
-from prvgui.accounting.kinds.base import Choice
+from prvgui.accounting.kinds.base import Choice, Points, Vector
+from prvgui.document.list_csv import list_text
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
@@ -73,7 +74,8 @@ def test_typing_a_bad_parameter_names_the_label_and_the_value_once(qtbot, window
         assert window.status.text().count(label) == 1
         assert edit.styleSheet() and edit.toolTip().split("<br>")[0].count(label) == 1
         assert not any(f.edit.styleSheet() for n, f in form.params.items() if n != name)
-    _type(qtbot, edit, str(spec.initial))
+    _type(qtbot, edit, list_text(spec.initial, isinstance(spec, Points)) if isinstance(spec, (Vector, Points))
+          else str(spec.initial))
     assert not form.error_label.isVisible()
 
 
@@ -160,7 +162,7 @@ def test_every_kind_tab_add_item_and_accountant_has_a_one_sentence_tooltip(qtbot
         params = model.data(model.index(r, COL_PARAMS), Qt.ItemDataRole.ToolTipRole)
         assert params.startswith(model.data(model.index(r, COL_PARAMS)))  # the whole text, not elided
     tabs = window.tabs
-    assert tabs.count() == 5
+    assert tabs.count() == 6  # four plots, Risk & noise, Budget
     for i in range(tabs.count()):
         assert _sentence(tabs.tabToolTip(i)), tabs.tabText(i)
     table = window.results.table

@@ -2,7 +2,8 @@
 and unit, and typing a value edits the document (one undo step)."""
 import pytest
 
-from prvgui.accounting.kinds.base import Choice
+from prvgui.accounting.kinds.base import Choice, Points, Vector
+from prvgui.document.list_csv import list_text, parse_list
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit
 
@@ -28,12 +29,22 @@ def test_the_form_shows_and_edits_every_parameter_of_every_kind(qtbot, kind):
     for name, spec in specs.items():
         edit = form.findChild(QLineEdit, f"param_{name}")
         assert edit is not None and spec.unit in labels and spec.title in labels
+        if isinstance(spec, (Vector, Points)):  # a list: one line of text, read back as the list
+            points = isinstance(spec, Points)
+            assert parse_list(edit.text(), points) == spec.initial
+            new = spec.initial[::-1] if not points else spec.initial[:-1]
+            edit.setText("")
+            qtbot.keyClicks(edit, list_text(new, points))
+            assert doc.row(0).params[name] == new, name
+            continue
         assert float(edit.text()) == spec.initial
         # (a whole-number parameter such as an integer sensitivity takes the next whole number)
         new = spec.initial + 1 if spec.integer else spec.initial / 2 if spec.initial > 0 else 0.5
         edit.setText("")
         qtbot.keyClicks(edit, repr(new))
         assert doc.row(0).params[name] == new, name
+        assert doc.row(0).error() is None
+    if kind == "pmf_pair":  # p and q were swapped: still a valid pair
         assert doc.row(0).error() is None
     stack.undo()  # each field was its own undo step: the last one is undone
     last = list(specs)[-1]

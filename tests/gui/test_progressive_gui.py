@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from prvgui.accounting.errors import Cancelled
-from prvgui.accounting.view_model import CURVES, compute
+from prvgui.accounting.view_model import CURVES, PARTS, compute
 from prvgui.document.model import RowSpec
 from prvgui.gui.compute_view import UPDATING
 
@@ -71,7 +71,7 @@ def test_the_headline_is_shown_before_the_plots_and_then_each_plot(qtbot, window
     with qtbot.waitSignal(window.recomputer.result_ready, timeout=RESULT_TIMEOUT) as blocker:
         window.doc.reset(ROWS, "add_remove", FAST_TARGETS)
     final = blocker.args[0]
-    assert partials[0] == ("delta",) + CURVES + ("refine",)
+    assert partials[0] == PARTS
     assert list(partials) == sorted(partials, key=len, reverse=True)
     order = [what for what, rid in log if rid == final.request.request_id]
     assert order[0] == "headline"

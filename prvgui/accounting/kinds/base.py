@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import prv as _prv
-from ..validate import MISSING, NumberError, check_number
+from ..validate import MISSING, TYPED, NumberError, check_number, given, number_text, range_text
 
 
 class Neighbouring(str, Enum):
@@ -144,12 +144,146 @@ class Choice(Param):
         return value
 
 
-def param(spec: Param, default: float | str | None = None):
-    """A dataclass field for a parameter; ``default`` makes it optional in files and calls."""
+class VectorError(NumberError):
+    """A list parameter that is not accepted. ``entry`` (counted from 1) names the bad entry;
+    ``plain`` replaces the "you typed ..." part when the fault is the whole list (its sum)."""
+
+    def __init__(self, label: str, requirement: str, value: object, field: str | None = None,
+                 entry: int | None = None, plain: str | None = None, be: bool = True) -> None:
+        self.entry, self.plain, self.be = entry, plain, be
+        super().__init__(label, requirement, value, field)
+
+    def message(self, source: str = TYPED) -> str:
+        if self.plain is not None:
+            return f"{self.label} must {'be ' if self.be else ''}{self.requirement}; {self.plain}"
+        where = f"entry {self.entry}: " if self.entry is not None else ""
+        return f"{self.label} must be {self.requirement}; {where}{given(self.value, source)}"
+
+
+def _listlike(value: object) -> bool:
+    return isinstance(value, (list, tuple, np.ndarray))
+
+
+@dataclass(frozen=True)
+class Vector(Param):
+    """A list of numbers, each in [lo, hi] (e.g. a probability vector: ``total`` 1). ``check``
+    returns a tuple of floats; files hold a JSON list."""
+
+    #: the most entries accepted
+    max_len: int = 100_000
+    #: the sum the entries must have (within ``TOTAL_TOL``), or None
+    total: float | None = None
+    #: what one entry is, in words ("probabilities", "numbers")
+    entries: str = "numbers"
+
+    def check(self, name: str, value: object) -> tuple[float, ...]:
+        rng = range_text(self.lo, self.hi, self.lo_open)
+        what = f"a list of {self.entries} ({rng})" if rng else f"a list of {self.entries}"
+        if not _listlike(value):
+            raise VectorError(self.title, what, value, field=name)
+        n = len(value)  # type: ignore[arg-type]
+        if n == 0:
+            raise VectorError(self.title, what, value, field=name, plain="the list is empty")
+        if n > self.max_len:
+            raise VectorError(self.title, f"a list of at most {self.max_len:,} {self.entries}", value,
+                              field=name, plain=f"it has {n:,}")
+        out = _numbers(value)  # type: ignore[arg-type]
+        bad = None if out is not None else 0
+        if out is not None:
+            ok = np.isfinite(out) & (out >= self.lo) & (out <= self.hi)
+            if self.lo_open:
+                ok &= out > self.lo
+            bad = None if ok.all() else int(np.flatnonzero(~ok)[0])
+        if bad is not None:
+            for i, v in enumerate(value):  # type: ignore[arg-type]
+                if i < bad:
+                    continue
+                try:
+                    check_number(self.title, v, self.lo, self.hi, self.lo_open)
+                except NumberError:
+                    raise VectorError(self.title, what, v, field=name, entry=i + 1) from None
+        assert out is not None
+        if self.total is not None:
+            s = math.fsum(out.tolist())
+            if not abs(s - self.total) <= TOTAL_TOL:
+                raise VectorError(self.title, f"sum to {number_text(self.total)} (within "
+                                  f"{number_text(TOTAL_TOL)})", value, field=name, be=False,
+                                  plain=f"they sum to {s!r}")
+        return tuple(out.tolist())
+
+
+#: how far the entries of a probability vector may sum from 1
+TOTAL_TOL = 1e-9
+
+
+def _numbers(value: "list | tuple | np.ndarray") -> np.ndarray | None:
+    """The entries as floats when every one is a real number (not text, not bool), else None."""
+    if isinstance(value, np.ndarray):
+        return value.astype(float) if value.ndim == 1 and value.dtype.kind in "fiu" else None
+    if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value):
+        try:
+            return np.array(value, dtype=float)
+        except OverflowError:  # an int too large for a float
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class Points(Param):
+    """A list of [epsilon, delta] pairs (a privacy profile's points). ``check`` returns a tuple of
+    (epsilon, delta) tuples, each epsilon finite and >= 0, each delta in [0, 1]."""
+
+    max_len: int = 10_000
+
+    def check(self, name: str, value: object) -> tuple[tuple[float, float], ...]:
+        what = "a list of [ε, δ] pairs"
+        if not _listlike(value):
+            raise VectorError(self.title, what, value, field=name)
+        n = len(value)  # type: ignore[arg-type]
+        if n == 0:
+            raise VectorError(self.title, what, value, field=name, plain="the list is empty")
+        if n > self.max_len:
+            raise VectorError(self.title, f"a list of at most {self.max_len:,} [ε, δ] pairs", value,
+                              field=name, plain=f"it has {n:,}")
+        out = []
+        for i, pair in enumerate(value):  # type: ignore[arg-type]
+            if not _listlike(pair) or len(pair) != 2:
+                raise VectorError(self.title, f"{what} (two numbers each)", _pair_text(pair), field=name,
+                                  entry=i + 1)
+            for j, (need, lo, hi) in enumerate((("ε a finite number at least 0", 0.0, math.inf),
+                                                 ("δ between 0 and 1", 0.0, 1.0))):
+                try:
+                    v = check_number(self.title, pair[j], lo, hi)
+                except NumberError:
+                    raise VectorError(self.title, f"{what} with {need}", pair[j], field=name,
+                                      entry=i + 1) from None
+                if j == 0:
+                    eps = v
+            out.append((eps, v))
+        return tuple(out)
+
+
+def _pair_text(pair: object) -> object:
+    """A bad entry of a list of pairs, as a message shows it: a short list as text."""
+    if _listlike(pair) and len(pair) <= 4:  # type: ignore[arg-type]
+        return "[" + ", ".join(number_text(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                               else str(v) for v in pair) + "]"  # type: ignore[union-attr]
+    return pair
+
+
+def param(spec: Param, default: float | str | None = None, kw_only: bool = False):
+    """A dataclass field for a parameter; ``default`` makes it optional in files and calls.
+    ``kw_only``: a field named like a class attribute of :class:`Mechanism` (e.g. ``symmetric``)
+    must be keyword-only (dataclasses would place it first); it still comes last in forms."""
     meta = {"param": spec}
     if default is None:
-        return dataclasses.field(metadata=meta)
-    return dataclasses.field(default=default, metadata=meta)
+        return dataclasses.field(metadata=meta, kw_only=kw_only)
+    return dataclasses.field(default=default, metadata=meta, kw_only=kw_only)
+
+
+def _fields(cls_or_obj) -> list[dataclasses.Field]:
+    """The parameter fields in declaration order, keyword-only ones last."""
+    return sorted(dataclasses.fields(cls_or_obj), key=lambda f: bool(f.kw_only))
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +315,7 @@ class Mechanism:
     since_version: ClassVar[int] = 2
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
+        for f in _fields(self):
             object.__setattr__(self, f.name, f.metadata["param"].check(f.name, getattr(self, f.name)))
 
     @classmethod
@@ -193,16 +327,16 @@ class Mechanism:
     @classmethod
     def param_specs(cls) -> dict[str, Param]:
         """The parameters in declaration order."""
-        return {f.name: f.metadata["param"] for f in dataclasses.fields(cls)}
+        return {f.name: f.metadata["param"] for f in _fields(cls)}
 
     @classmethod
     def defaults(cls) -> dict[str, float]:
         """The optional parameters and their defaults."""
-        return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+        return {f.name: f.default for f in _fields(cls) if f.default is not dataclasses.MISSING}
 
     @classmethod
     def required(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
+        return [f.name for f in _fields(cls) if f.default is dataclasses.MISSING]
 
     @classmethod
     def initial_params(cls) -> dict[str, float]:
@@ -223,7 +357,7 @@ class Mechanism:
         return cls(**params)
 
     def params(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {f.name: getattr(self, f.name) for f in _fields(self)}
 
     # ------------------------------------------------------------ relations
     def under(self, relation: Relation) -> "Mechanism":

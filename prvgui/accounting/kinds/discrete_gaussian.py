@@ -140,6 +140,14 @@ class DiscreteGaussian(Mechanism):
             return self
         return DiscreteGaussian(self.sigma, self.sensitivity * group_factor(relation))
 
+    def noise_halfwidth(self, level: float = 0.95) -> tuple[float, str]:
+        """The smallest whole m with P(|X| <= m) >= level: P(|X| > m) = 2 S_{m+1} / Z from the
+        weight table's tail sums (plus the left-out mass, to be safe)."""
+        t = _table(self.sigma)
+        outside = 2.0 * t.s[1:] / t.z + t.left_out  # P(|X| > m), m = 0..J, decreasing
+        m = int(np.argmax(outside <= 1.0 - level)) if outside[-1] <= 1.0 - level else t.s.size - 1
+        return float(m), "query units (whole numbers)"
+
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         return orders * self.a  # a Delta^2 / (2 sigma^2)
 

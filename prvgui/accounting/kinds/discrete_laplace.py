@@ -133,6 +133,19 @@ class DiscreteLaplace(Mechanism):
     def exact_eps_delta(self) -> tuple[float, float] | None:
         return (self.eps0, 0.0) if self.sensitivity == 1 else None
 
+    def noise_halfwidth(self, level: float = 0.95) -> tuple[float, str]:
+        """The smallest whole m with P(|X| <= m) >= level: with r = e^{-1/t},
+        P(|X| > m) = 2 r^{m+1} / (1 + r)."""
+        r = math.exp(-1.0 / self.scale)
+        if r == 0.0:
+            return 0.0, "query units (whole numbers)"
+        m = max(0, math.ceil(math.log((1.0 - level) * (1.0 + r) / 2.0) / math.log(r)) - 1)
+        while m > 0 and 2.0 * r ** m / (1.0 + r) <= 1.0 - level:  # float rounding: one step less
+            m -= 1
+        while 2.0 * r ** (m + 1) / (1.0 + r) > 1.0 - level:
+            m += 1
+        return float(m), "query units (whole numbers)"
+
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         """D_a = log E_P[e^{(a-1) Y}] / (a - 1), the three parts of the lattice summed in log space."""
         a, x, d, e0 = np.asarray(orders, dtype=float), 1.0 / self.scale, self.sensitivity, self.eps0

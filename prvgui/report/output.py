@@ -1,0 +1,54 @@
+"""Writing a report file: the format from the file name's extension (.html, .htm or .pdf),
+checked before any work starts, and an atomic write (a temporary file in the same folder, then a
+rename), so that a failed report leaves nothing half-written.
+
+The PDF writer (pdf.py, Qt) is imported only when a PDF is asked for.
+"""
+from __future__ import annotations
+
+import os
+
+from ..document.fileio import atomic_write
+from . import html
+from .model import Report
+
+FORMATS = {".html": "html", ".htm": "html", ".pdf": "pdf"}
+
+
+def report_format(path: str | os.PathLike, name: str = "The report file") -> str:
+    """'html' or 'pdf' from the extension, else a ValueError naming the path."""
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext not in FORMATS:
+        raise ValueError(f"{name} must end in .html or .pdf; you typed \"{os.fspath(path)}\"")
+    return FORMATS[ext]
+
+
+def check_target(path: str | os.PathLike) -> None:
+    """Raise OSError (in words, naming the path) if a file cannot be written at ``path``."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a folder, not a file name")
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"cannot write {path}: the folder {folder} is not writable")
+
+
+def report_bytes(report: Report, fmt: str) -> bytes:
+    if fmt == "pdf":
+        from .pdf import pdf_bytes  # Qt, only for a PDF
+        return pdf_bytes(report)
+    return html.render(report).encode("utf-8")
+
+
+def write_report(path: str | os.PathLike, report: Report) -> str:
+    """Write ``report`` to ``path`` in the format its extension names; returns the format."""
+    fmt = report_format(path)
+    check_target(path)
+    data = report_bytes(report, fmt)
+    try:
+        atomic_write(path, data)
+    except OSError as exc:
+        raise OSError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}") from None
+    return fmt
