@@ -11,7 +11,7 @@ k <= 10^4 only: it needs minutes and gigabytes beyond), dp-accounting's PLD acco
 value_discretization_interval 1e-4 (k <= 10^5 unless ``--pld-big``) and dp-accounting's RDP
 accountant (an upper bound, looser, no bracket: the speed target at k = 10^6 is "within 5x of
 RDP"). The ratios are peer time / prvgui time, so > 1 means prvgui is faster. Every call builds a fresh
-accountant (no cached composition), after two untimed warm-up calls; the programs take turns
+accountant with the row cache emptied (no cached discretisation or composition), after two untimed warm-up calls; the programs take turns
 within each repeat, so that each sees the same spells of machine noise. Reports medians and
 the peers' time over prvgui's. The process is not tuned unless ``--tuned`` asks for the
 command's settings (prvgui/tuning.py: heap pad, one BLAS thread). ``--engine-only`` times prvgui alone and prints JSON, which is
@@ -29,16 +29,31 @@ import time
 Q, SIGMA, DELTA = 0.01, 0.8, 1e-5
 
 
+def _fresh():
+    """Forget the rows' discretisations kept between queries (accounting/reuse.py): every timed
+    call answers a question the engine has not seen, as the peers do."""
+    from prvgui.accounting import reuse
+    reuse.clear()
+
+
 def ours(k: int):
     from prvgui.accounting import Accountant, Row, SubsampledGaussian
-    return lambda: Accountant([Row(SubsampledGaussian(SIGMA, Q), k)], 0.01).epsilon(DELTA).upper
+
+    def run():
+        _fresh()
+        return Accountant([Row(SubsampledGaussian(SIGMA, Q), k)], 0.01).epsilon(DELTA).upper
+    return run
 
 
 def ours_api(k: int):
     import prvgui
     comp = prvgui.Composition.from_dict({"mechanisms": [
         {"kind": "subsampled_gaussian", "sigma": SIGMA, "sampling_rate": Q, "count": k}]})
-    return lambda: prvgui.epsilon(comp, DELTA, eps_error=0.01).upper
+
+    def run():
+        _fresh()
+        return prvgui.epsilon(comp, DELTA, eps_error=0.01).upper
+    return run
 
 
 def prv_accountant(k: int):

@@ -120,8 +120,10 @@ class Compare(QObject):
         return None if self._pin is None else (f"A ({self._pin.label})", self._pin.result)
 
     def can_pin(self) -> bool:
-        """True while the window shows a current result."""
-        return self.w.last_result is not None and self.w.results.result is not None \
+        """True while the window shows a current, complete result (not the headline of an
+        answer whose curves are still coming)."""
+        r = self.w.last_result
+        return r is not None and not r.pending and self.w.results.result is not None \
             and self.w.results.body.isEnabled()
 
     def pin(self) -> bool:
