@@ -84,8 +84,10 @@ BAND_CELL_S, BAND_PHASE_S = 0.7e-9, 5e-9
 #: long double against float64: transforms, powers, the band path's moments and phases
 LONG_RFFT, LONG_POWER, LONG_MOMENTS, LONG_PHASES = 7.0, 10.0, 3.0, 7.0
 #: fixed cost of one composition (PRVs, tail searches, the band test's loops, certificate) and
-#: of a view's extras (the comparison accountants, curves read from the profiles)
-BUILD_S, VIEW_S = 0.08, 0.3
+#: of a view's extras (the comparison accountants, curves read from the profiles); re-measured
+#: after the tiered cells and the row cache (issue 13): a one-step DP-SGD epsilon query takes
+#: 12 ms warm (0.08 s here had made the window's estimates 3.5 to 6 times the measured time)
+BUILD_S, VIEW_S = 0.012, 0.1
 #: peak resident bytes per discretised cell and per cell edge; per grid point on the FFT path
 #: (float64, long double); per output point of the inverse transform; per cell on the band path
 DISC_CELL_BYTES, DISC_EDGE_BYTES = 24, 50
