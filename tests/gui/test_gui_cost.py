@@ -106,10 +106,12 @@ def test_cheap_settings_start_without_asking(qtbot, cost_window, calls):
 
 
 def test_the_progress_bar_moves_during_a_composition(qtbot, window, monkeypatch):
+    from prvgui.gui import worker as worker_mod
     from prvgui.accounting import compose as compose_mod
     from prvgui.accounting import discretize as disc_mod
     monkeypatch.setattr(compose_mod, "POWER_CHUNK", 1 << 12)
     monkeypatch.setattr(disc_mod, "EDGE_CHUNK", 1 << 12)
+    monkeypatch.setattr(worker_mod, "PROGRESS_EVERY", 0.0)  # every report the engine makes
     values = []
     window.progress.valueChanged.connect(values.append)
     rows = [RowSpec("laplace", {"scale": 10.0, "sensitivity": 1.0}, 50, "counts"),
@@ -120,3 +122,16 @@ def test_the_progress_bar_moves_during_a_composition(qtbot, window, monkeypatch)
     composing = [v for v in values if 20 < v < 420]  # the bar's 2% to 42%: epsilon at delta
     assert len(set(composing)) > 10
     assert composing == sorted(composing)
+
+
+def test_progress_reaches_the_window_at_most_once_per_interval_and_at_the_end():
+    """The worker passes the engine's progress on at once, then at most once per PROGRESS_EVERY
+    seconds (each report repaints the bar), and the end always."""
+    from prvgui.gui import worker as worker_mod
+    got = []
+    report = worker_mod._throttled(lambda f, t: got.append((f, t)))
+    for i in range(1000):
+        report(i / 1000, "composing")
+    report(1.0, "done")
+    assert got[0] == (0.0, "composing") and got[-1] == (1.0, "done")
+    assert len(got) <= 3  # 1000 reports in far less than a second: the first, the end, maybe one
