@@ -30,8 +30,12 @@ def test_the_headline_comes_first_then_each_part_in_order():
     assert REQUEST.risk_fprs and "risk" in PARTS
     assert [r.pending for r in seen] == [parts[i:] for i in range(len(parts))]
     first = seen[0]
-    assert first.epsilon == final.epsilon and first.certified_upper == final.certified_upper
-    assert first.comparisons == final.comparisons
+    # the headline alone: the certified bracket, its upper bound published until the comparison
+    # accountants arrive (which may only lower it)
+    assert first.epsilon == final.epsilon and first.comparisons == {}
+    assert first.certified_upper.value == final.epsilon.upper
+    assert final.certified_upper.value <= first.certified_upper.value
+    assert seen[1].comparisons == final.comparisons and seen[1].certified_upper == final.certified_upper
     for r in seen:  # exactly the parts done so far are there
         for part, name in FIELDS.items():
             assert (getattr(r, name) is None) == (part in r.pending), (part, r.pending)
@@ -47,7 +51,8 @@ def test_the_headline_comes_first_then_each_part_in_order():
 def test_without_an_epsilon_target_delta_is_not_waited_for():
     seen, final = collect(Request(ROWS, 1e-6, None, 0.05, profile_points=20, tradeoff_points=0,
                                   want_pld=False, risk_fprs=()))
-    assert [r.pending for r in seen] == [("profile", "refine"), ("refine",)]
+    assert [r.pending for r in seen] == [("comparisons", "profile", "refine"), ("profile", "refine"),
+                                         ("refine",)]
     assert final.delta is None and final.profile is not None and final.tradeoff is None
 
 
@@ -81,4 +86,4 @@ def test_a_cancel_after_the_headline_stops_before_the_curves():
         flag.append(True)  # cancel as soon as the headline is out
     with pytest.raises(Cancelled):
         compute(REQUEST, partial=partial, cancel=lambda: bool(flag))
-    assert len(seen) == 1 and seen[0].pending[0] == "delta"
+    assert len(seen) == 1 and seen[0].pending[0] == "comparisons"

@@ -159,17 +159,17 @@ def estimate(request: Request) -> Estimate:
 #: the curves a Result may still wait for, in the order ``compute`` delivers them
 CURVES = ("tradeoff", "pld", "profile", "steps")
 #: every part of an answer after the headline, in the order ``compute`` delivers them
-PARTS = ("delta", "tradeoff", "pld", "risk", "profile", "steps", "refine")
+PARTS = ("comparisons", "delta", "tradeoff", "pld", "risk", "profile", "steps", "refine")
 
 
 def compute(request: Request, progress: Callable[[float, str], None] | None = None,
             cancel=None, partial: Callable[[Result], None] | None = None) -> Result:
     """Run every query of ``request``; raises ValueError for bad input, Cancelled on cancel.
 
-    ``partial(result)`` hears the answer as it grows: first the headline (the epsilon bracket
-    and its comparisons) with every part still to come listed in ``result.pending``, then once
-    more after each part (PARTS: delta at epsilon, the tradeoff, the PLD, the attack risk, the
-    profile, the steps curve),
+    ``partial(result)`` hears the answer as it grows: first the headline (the certified epsilon
+    bracket) with every part still to come listed in ``result.pending``, then once more after
+    each part (PARTS: the comparison accountants, delta at epsilon, the tradeoff, the PLD, the
+    attack risk, the profile, the steps curve),
     each time with the parts so far, and last the profile again with its small end recomposed
     in long double where round-off needs it ("refine"; until then the profile shown holds, with
     the larger additive error of the plain composition). The returned Result is the last of
@@ -211,17 +211,16 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         poisson = bracket.poisson_contrast(given, request.delta, acc.relation, request.eps_error,
                                            cancel=cancel_fn)
         notes.append(untight_note(given, at_least, eps.upper, poisson))
-    step(0.4, "comparisons")
-    comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
-    best = best_upper(eps.upper, comps)
     steps_of = _steps(request)
-    wanted = {"delta": request.epsilon is not None, "tradeoff": request.tradeoff_points > 0,
+    wanted = {"comparisons": True, "delta": request.epsilon is not None, "tradeoff": request.tradeoff_points > 0,
               "pld": request.want_pld, "profile": request.profile_points > 0, "steps": steps_of is not None}
     wanted["refine"], wanted["risk"] = wanted["profile"], bool(request.risk_fprs)
     pending = [c for c in PARTS if wanted[c]]
     budget = acc.error_budget(request.delta) if acc.total_count else []
-    result = Result(request, eps, None, comps, {}, None, None, None, None, 0.0,
-                    budget, time.perf_counter() - t0, best, None, tuple(notes + acc.warnings), None,
+    # the headline first: the certified bracket alone (its upper bound holds on its own; a
+    # comparison accountant may lower the published number when it arrives)
+    result = Result(request, eps, None, {}, {}, None, None, None, None, 0.0,
+                    budget, time.perf_counter() - t0, best_upper(eps.upper, {}), None, tuple(notes + acc.warnings), None,
                     at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given),
                     pending=tuple(pending))
 
@@ -235,6 +234,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
 
     if partial is not None and pending:
         partial(result)
+    step(0.4, "comparisons")
+    comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
+    deliver("comparisons", comparisons=comps, certified_upper=best_upper(eps.upper, comps))
     if wanted["delta"]:
         step(0.42, "delta at epsilon")
         dlt = acc.delta(request.epsilon)

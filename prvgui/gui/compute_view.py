@@ -31,7 +31,8 @@ SHOW_ESTIMATE_SECONDS = 2.0
 #: the note on a plot whose curves are for the previous inputs while its new ones are computed
 UPDATING = "Updating… (curves of the previous inputs)"
 #: the parts of an answer still to come, in the status bar's words
-PART_WORDS = {"delta": "δ at the target ε", "tradeoff": "the tradeoff curve", "pld": "the privacy loss "
+PART_WORDS = {"comparisons": "the other accountants",
+              "delta": "δ at the target ε", "tradeoff": "the tradeoff curve", "pld": "the privacy loss "
               "distribution", "profile": "the privacy profile", "steps": "ε versus steps",
               "refine": "the privacy profile's small end (long double)", "risk": "the attack risk"}
 

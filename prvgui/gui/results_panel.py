@@ -314,7 +314,8 @@ class ResultsPanel(QWidget):
                          f"(lower {fmt_bound(d.lower, up=False)} · {_estimate(d)})")
         self.detail.setText("\n".join(lines))
         rows = self._rows(result)
-        names = ["prv"] + self._names(result)
+        waiting = [""] if "comparisons" in getattr(result, "pending", ()) else []
+        names = ["prv"] + waiting + self._names(result)
         eps_text = "ε" if req.epsilon is None else f"ε = {fmt(req.epsilon)}"
         self.table.setHorizontalHeaderLabels([COLUMNS[0], COLUMNS[1], f"ε at δ = {fmt(req.delta)}",
                                               f"δ at {eps_text}", COLUMNS[4]])
@@ -334,8 +335,9 @@ class ResultsPanel(QWidget):
                     item.setFont(font)
                 self.table.setItem(r, c, item)
         self.table.fit_columns()
-        self.footer.setText(f"Computed in {result.elapsed:.2f} s · {len(req.rows)} row(s)")
-        self.copy_button.setEnabled(True)
+        done = "Computed" if not getattr(result, "pending", ()) else "Headline"
+        self.footer.setText(f"{done} in {result.elapsed:.2f} s · {len(req.rows)} row(s)")
+        self.copy_button.setEnabled(not getattr(result, "pending", ()))  # copy the whole answer
         self.set_stale(None)
         self.result_shown.emit(result)
 
@@ -345,8 +347,11 @@ class ResultsPanel(QWidget):
         best = _best(result.certified_upper, result.epsilon.upper)
         note = "certified: safe to publish" if best.by == "prv" else \
             f"certified; {self._label(result, best.by)} gives the smaller bound here"
+        waiting = "delta" in getattr(result, "pending", ())  # δ at ε still being computed
         rows = [("PRV (this calculator)", KIND_TEXT["certified"], _value(result.epsilon.upper, "certified"),
-                 _value(delta_up, "certified"), note)]
+                 "…" if waiting else _value(delta_up, "certified"), note)]
+        if "comparisons" in getattr(result, "pending", ()):  # the headline came first
+            rows.append(("Other accountants", "", "…", "…", "computing…"))
         for name in self._names(result):
             ce = result.comparisons.get(name) or {}
             cd = result.comparisons_delta.get(name) or {}

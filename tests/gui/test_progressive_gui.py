@@ -123,3 +123,25 @@ def test_an_edit_drops_the_later_answers_of_the_request_it_replaces(qtbot, gated
     assert [what for what, rid in log if rid == first] == ["headline"]  # nothing after the edit
     for tab in w.plots.values():
         assert tab.result.request.request_id == final.request.request_id and not tab.stale
+
+
+def test_the_headline_alone_says_what_is_still_coming(qtbot):
+    """The first answer holds the certified bracket only: the panel shows it, marks the other
+    accountants and delta at epsilon as still computing (never as "n/a") and copies nothing yet."""
+    from prvgui.accounting.view_model import Request
+    from prvgui.gui.results_panel import ResultsPanel
+    rows = [RowSpec("laplace", {"scale": 10.0}, 3).to_row(),
+            RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01}, 100).to_row()]
+    seen = []
+    final = compute(Request(tuple(rows), 1e-6, 1.0, 0.05, profile_points=0, tradeoff_points=0,
+                            want_pld=False, risk_fprs=()), partial=seen.append)
+    panel = ResultsPanel()
+    qtbot.addWidget(panel)
+    panel.show_result(seen[0])
+    cells = [[panel.table.item(r, c).text() for c in range(5)] for r in range(panel.table.rowCount())]
+    assert cells[0][3] == "…" and cells[1][0] == "Other accountants" and "computing" in cells[1][4]
+    assert panel.footer.text().startswith("Headline in") and not panel.copy_button.isEnabled()
+    panel.show_result(final)
+    cells = [[panel.table.item(r, c).text() for c in range(5)] for r in range(panel.table.rowCount())]
+    assert cells[0][3] != "…" and all(row[0] != "Other accountants" for row in cells)
+    assert panel.footer.text().startswith("Computed in") and panel.copy_button.isEnabled()
