@@ -246,6 +246,12 @@ def load(path: str | os.PathLike) -> Document:
 
 def load_composition(path: str | os.PathLike) -> Composition:
     """Read a composition file."""
+    return loads_composition(read_text(path))
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """An untrusted text file (at most MAX_BYTES, UTF-8 with or without a BOM), or a
+    FileFormatError that says what is wrong with it."""
     try:
         size = os.path.getsize(path)
         if size > MAX_BYTES:
@@ -255,10 +261,9 @@ def load_composition(path: str | os.PathLike) -> Composition:
     except OSError as exc:
         raise FileFormatError(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise FileFormatError("file is not UTF-8 text") from None
-    return loads_composition(text)
 
 
 def _umask() -> int:

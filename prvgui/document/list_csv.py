@@ -20,7 +20,7 @@ import re
 from ..accounting.kinds.base import Points, Vector
 from ..accounting.mechanisms import kind_class
 from ..accounting.validate import IN_FILE, NumberError, check_number
-from .fileio import MAX_BYTES, FileFormatError
+from .fileio import FileFormatError, read_text
 
 #: names a header may give each column (lower case)
 ALIASES = {"epsilon": {"epsilon", "eps", "ε"}, "delta": {"delta", "δ"}}
@@ -44,18 +44,7 @@ def columns_for(kind: str) -> list[tuple[str, str, float, float]]:
 
 def read_csv(path: str | os.PathLike, kind: str) -> dict[str, tuple]:
     """The list parameters of a ``kind`` row read from a CSV file (see the module docstring)."""
-    try:
-        if os.path.getsize(path) > MAX_BYTES:
-            raise FileFormatError(f"file is larger than {MAX_BYTES} bytes")
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise FileFormatError(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise FileFormatError("file is not UTF-8 text") from None
-    return parse_csv(text, kind)
+    return parse_csv(read_text(path), kind)
 
 
 def parse_csv(text: str, kind: str) -> dict[str, tuple]:
