@@ -283,15 +283,20 @@ def _run_calibrate(args) -> int:
         return _run_calibrate_risk(args, comp, err, rows)
     target = check_number("--target-epsilon", args.target_epsilon, 0.0, lo_open=True)
     c = calibrate(rows, args.row, args.parameter, target, delta, err, relation=comp.relation)
+    return _print_calibration(args, c, f"  gives epsilon <= {_fmt(c.epsilon.upper)} (certified; lower "
+                              f"{_fmt(c.epsilon.lower)}, estimate {_fmt(c.epsilon.estimate)}) at delta "
+                              f"{delta:g}; target {c.target_epsilon:g}")
+
+
+def _print_calibration(args, c, what: str) -> int:
+    """A calibration's answer: its JSON (``--json``), else the value and ``what`` it gives."""
     value = int(c.value) if c.parameter == "count" else c.value
     if args.json:
-        out = c.as_dict()
-        out["value"] = value
-        print(json.dumps(out))
+        print(json.dumps({**c.as_dict(), "value": value}))
     else:
-        print(f"{c.parameter} of row {args.row} = {value:.6g}" + ("  (at the search bound)" if c.at_bound else ""))
-        print(f"  gives epsilon <= {_fmt(c.epsilon.upper)} (certified; lower {_fmt(c.epsilon.lower)}, "
-              f"estimate {_fmt(c.epsilon.estimate)}) at delta {delta:g}; target {c.target_epsilon:g}")
+        bound = "  (at the search bound)" if c.at_bound else ""
+        print(f"{c.parameter} of row {args.row} = {value:.6g}{bound}")
+        print(what)
     return 0
 
 
@@ -299,17 +304,8 @@ def _run_calibrate_risk(args, comp, err, rows) -> int:
     from .accounting.risk_calibrate import calibrate_risk, check_risk_target
     a, t = check_risk_target(*args.tpr_at_fpr, fpr_label="--tpr-at-fpr A", tpr_label="--tpr-at-fpr T")
     c = calibrate_risk(rows, args.row, args.parameter, a, t, err, relation=comp.relation)
-    value = int(c.value) if c.parameter == "count" else c.value
-    if args.json:
-        out = c.as_dict()
-        out["value"] = value
-        print(json.dumps(out))
-    else:
-        bound = "  (at the search bound)" if c.at_bound else ""
-        print(f"{c.parameter} of row {args.row} = {value:.6g}{bound}")
-        print(f"  gives the best attack a true-positive rate <= {c.tpr.upper:.6g} at false-positive rate "
-              f"{a:g} (certified; lower {c.tpr.lower:.6g}); target {t:g}")
-    return 0
+    return _print_calibration(args, c, f"  gives the best attack a true-positive rate <= {c.tpr.upper:.6g} "
+                              f"at false-positive rate {a:g} (certified; lower {c.tpr.lower:.6g}); target {t:g}")
 
 
 def _run_risk(args) -> int:

@@ -179,14 +179,7 @@ class Vector(Param):
     def check(self, name: str, value: object) -> tuple[float, ...]:
         rng = range_text(self.lo, self.hi, self.lo_open)
         what = f"a list of {self.entries} ({rng})" if rng else f"a list of {self.entries}"
-        if not _listlike(value):
-            raise VectorError(self.title, what, value, field=name)
-        n = len(value)  # type: ignore[arg-type]
-        if n == 0:
-            raise VectorError(self.title, what, value, field=name, plain="the list is empty")
-        if n > self.max_len:
-            raise VectorError(self.title, f"a list of at most {self.max_len:,} {self.entries}", value,
-                              field=name, plain=f"it has {n:,}")
+        _check_list(self.title, name, value, what, self.max_len, self.entries)
         out = _numbers(value)  # type: ignore[arg-type]
         bad = None if out is not None else 0
         if out is not None:
@@ -216,6 +209,18 @@ class Vector(Param):
 TOTAL_TOL = 1e-9
 
 
+def _check_list(title: str, name: str, value: object, what: str, max_len: int, entries: str) -> None:
+    """A VectorError unless ``value`` is a list of 1 to ``max_len`` entries (of any kind)."""
+    if not _listlike(value):
+        raise VectorError(title, what, value, field=name)
+    n = len(value)  # type: ignore[arg-type]
+    if n == 0:
+        raise VectorError(title, what, value, field=name, plain="the list is empty")
+    if n > max_len:
+        raise VectorError(title, f"a list of at most {max_len:,} {entries}", value, field=name,
+                          plain=f"it has {n:,}")
+
+
 def _numbers(value: "list | tuple | np.ndarray") -> np.ndarray | None:
     """The entries as floats when every one is a real number (not text, not bool), else None."""
     if isinstance(value, np.ndarray):
@@ -237,14 +242,7 @@ class Points(Param):
 
     def check(self, name: str, value: object) -> tuple[tuple[float, float], ...]:
         what = "a list of [ε, δ] pairs"
-        if not _listlike(value):
-            raise VectorError(self.title, what, value, field=name)
-        n = len(value)  # type: ignore[arg-type]
-        if n == 0:
-            raise VectorError(self.title, what, value, field=name, plain="the list is empty")
-        if n > self.max_len:
-            raise VectorError(self.title, f"a list of at most {self.max_len:,} [ε, δ] pairs", value,
-                              field=name, plain=f"it has {n:,}")
+        _check_list(self.title, name, value, what, self.max_len, "[ε, δ] pairs")
         out = []
         for i, pair in enumerate(value):  # type: ignore[arg-type]
             if not _listlike(pair) or len(pair) != 2:
