@@ -116,3 +116,64 @@ def laplace_bracket(scale: float, k: int):
     """Bracket pair for k Laplace mechanisms (sensitivity 1): loss in [-1/scale, 1/scale]."""
     e = 1.0 / scale
     return bounded_loss_bracket(k, -e, e, -0.5 * math.expm1(-e) + 0.5, 0.5)
+
+
+# ------------------------------------------------------------------ deep tails (mpmath)
+def _mp():
+    import mpmath
+    mpmath.mp.dps = 40
+    return mpmath
+
+
+def gaussian_delta_mp(mu, x):
+    """Balle-Wang's delta of N(mu^2/2, mu^2) at x (any real x), in mpmath (40 digits): no
+    float64 floor, so it holds down to 1e-300 and below."""
+    mp = _mp()
+    x, mu = mp.mpf(x), mp.mpf(mu)
+    return mp.ncdf(-x / mu + mu / 2) - mp.exp(x) * mp.ncdf(-x / mu - mu / 2)
+
+
+def gaussian_rr_delta(mu: float, eps0: float, k: int, eps: float):
+    """A Gaussian mechanism (mu) composed with k randomized responses (eps0), exactly: given the
+    responses' summed loss l (eps0 (k - 2i) with i ~ Binomial(k, 1/(1 + e^eps0)), Kairouz-Oh-
+    Viswanath), delta(eps) = E[(1 - e^{eps - l - G})_+] = E_l[delta_G(eps - l)]. An mpmath number."""
+    mp = _mp()
+    p = 1 / (1 + mp.exp(eps0))
+    return mp.fsum(mp.binomial(k, i) * p ** i * (1 - p) ** (k - i) * gaussian_delta_mp(mu, eps - eps0 * (k - 2 * i))
+                   for i in range(k + 1))
+
+
+def sgd_step_delta_mp(sigma, q, x, order: str = "remove"):
+    """One Poisson-subsampled Gaussian step's delta at any real x, in mpmath (the half-line
+    closed form of subsampled_gaussian_delta, without its float64 floor)."""
+    mp = _mp()
+    s, q, x = mp.mpf(sigma), mp.mpf(q), mp.mpf(x)
+    if order == "remove":
+        if mp.exp(x) <= 1 - q:
+            return 1 - mp.exp(x)
+        c = s * s * mp.log((mp.exp(x) - 1 + q) / q) + mp.mpf(1) / 2
+        return q * mp.ncdf((1 - c) / s) + (1 - q) * mp.ncdf(-c / s) - mp.exp(x) * mp.ncdf(-c / s)
+    if mp.exp(-x) <= 1 - q:
+        return mp.mpf(0)
+    c = s * s * mp.log((mp.exp(-x) - 1 + q) / q) + mp.mpf(1) / 2
+    return mp.ncdf(c / s) - mp.exp(x) * (q * mp.ncdf((c - 1) / s) + (1 - q) * mp.ncdf(c / s))
+
+
+def sgd_two_steps_delta(sigma: float, q: float, eps: float, order: str = "remove"):
+    """Two Poisson-subsampled Gaussian steps: delta(eps) = E_{Y1}[delta_1(eps - Y1)] (condition on
+    the first step's loss), the expectation an mpmath quadrature over the first step's output
+    x ~ P (remove: the mixture; add: N(0, sigma^2))."""
+    mp = _mp()
+    s, qq = mp.mpf(sigma), mp.mpf(q)
+
+    def loss(x):
+        l = mp.log(1 - qq + qq * mp.exp((2 * x - 1) / (2 * s * s)))
+        return l if order == "remove" else -l
+
+    def density(x):
+        g0 = mp.npdf(x, 0, s)
+        return (1 - qq) * g0 + qq * mp.npdf(x, 1, s) if order == "remove" else g0
+
+    f = lambda x: density(x) * sgd_step_delta_mp(sigma, q, eps - loss(x), order)  # noqa: E731
+    lim = 40 * s + 2
+    return mp.quad(f, mp.linspace(-lim, lim + 1, 41))

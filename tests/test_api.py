@@ -51,10 +51,11 @@ def test_bad_input_names_the_field():
 
 
 def test_a_wider_bracket_comes_with_a_warning():
-    comp = {"mechanisms": [{"kind": "laplace", "scale": 1.0, "count": 1000}]}
+    comp = {"mechanisms": [{"kind": "laplace", "scale": 10.0, "count": 3},
+                           {"kind": "gaussian", "sigma": 5.0, "count": 2}]}  # (1e-305: below 1e-300)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        b = prvgui.epsilon(comp, 1e-300)
+        b = prvgui.epsilon(comp, 1e-305)
     assert b.upper - b.lower > 0.02 and any(issubclass(w.category, prvgui.AccuracyWarning) for w in caught)
 
 

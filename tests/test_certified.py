@@ -14,7 +14,7 @@ from prvgui.document.model import Document, Targets
 import references as ref
 
 MIXED = [Row(SubsampledGaussian(0.8, 0.01), 3000), Row(Laplace(10.0), 3)]
-#: at delta 1e-300 float64 cannot resolve its PRV bracket (upper = inf), RDP's bound is finite
+#: at delta 1e-305 (below the smallest error level, 1e-300) the PRV bracket is unbounded above, RDP's is finite
 SMALL = [Row(Laplace(10.0), 3), Row(Gaussian(5.0), 2)]
 
 
@@ -25,8 +25,8 @@ def test_in_ordinary_cases_the_prv_upper_is_the_best():
 
 
 def test_where_float64_gives_up_rdp_is_published_and_it_is_a_valid_bound():
-    b = Accountant(SMALL, 0.05).epsilon(1e-300)
-    comps = compare_epsilon(SMALL, 1e-300)
+    b = Accountant(SMALL, 0.05).epsilon(1e-305)
+    comps = compare_epsilon(SMALL, 1e-305)
     best = best_upper(b.upper, comps)
     assert math.isinf(b.upper) and best.by == "rdp" and best.value == comps["rdp"].value
     assert b.lower <= best.value < math.inf
@@ -57,7 +57,7 @@ def test_delta_queries_too():
 
 
 def test_the_view_model_carries_the_best_bound_and_the_warnings():
-    res = compute(Request(tuple(SMALL), delta=1e-300, epsilon=2.0, eps_error=0.05, profile_points=0,
+    res = compute(Request(tuple(SMALL), delta=1e-305, epsilon=2.0, eps_error=0.05, profile_points=0,
                           tradeoff_points=0, want_pld=False))
     assert res.certified_upper.by == "rdp" and res.warnings
     assert res.certified_upper_delta is not None and res.certified_upper_delta.value <= res.delta.upper
@@ -68,11 +68,11 @@ def test_cli_json_names_the_source(tmp_path, capsys):
                    targets=Targets(1e-5, 1.0, 0.05))
     f = tmp_path / "c.json"
     f.write_text(dumps(doc))
-    for delta, by in (("1e-5", "prv"), ("1e-300", "rdp")):
+    for delta, by in (("1e-5", "prv"), ("1e-305", "rdp")):
         assert main(["epsilon", str(f), "--delta", delta, "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["certified_upper"]["by"] == by
         assert out["certified_upper"]["value"] <= out["epsilon"]["upper"]
-    assert main(["epsilon", str(f), "--delta", "1e-300"]) == 0
+    assert main(["epsilon", str(f), "--delta", "1e-305"]) == 0
     text = capsys.readouterr().out
     assert "publish this one (RDP" in text and "n/a (the bracket is unbounded)" in text

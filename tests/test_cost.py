@@ -45,8 +45,9 @@ def test_smaller_delta_costs_more():
     assert all(a.grid < b.grid for a, b in zip(got, got[1:]))
     assert all(a.seconds <= b.seconds for a, b in zip(got, got[1:]))
     assert got[-1].seconds > 10 * got[1].seconds
-    # below float64's reach the composition is redone in long double, and the reason says so
-    assert "long double" in got[-1].why and "long double" not in got[1].why
+    # below float64's reach the composition is redone tilted towards the tail (tilt.py), and the
+    # reason says so
+    assert "tilted" in got[-1].why and "tilted" not in got[1].why
 
 
 def test_a_grid_beyond_the_cap_is_named_in_the_reason():

@@ -39,6 +39,7 @@ from .estimate import ZERO, Estimate, parallel, summarise
 from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
 from .reuse import prv_of
+from .tilt import compose_tilted
 from .sweep import check_counts, count_groups, sweep
 
 #: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
@@ -48,6 +49,12 @@ DEFAULT_EPS_ERROR = 0.01
 SCREEN = 10.0
 #: the share of a composition's progress given to discretising its rows (the rest: composing)
 DISCRETIZE_SHARE = 0.4
+#: delta(epsilon) is composed again tilted (tilt.py) when its bracket is wider than this share of
+#: its upper end
+TILT_WIDTH = 0.1
+#: an epsilon query composes an order tilted at most this many times (tilt.py: Chernoff's lambda
+#: first, then the tilted estimate)
+TILT_PASSES = 3
 #: the share of epsilon(delta)'s progress given to its first pass (the rest: a long-double retry)
 FIRST_PASS_SHARE = 0.6
 
@@ -101,6 +108,18 @@ def rows_under(rows: Sequence[Row], relation: Relation) -> list[Row]:
     return out
 
 
+def _max_bounds(parts) -> Bounds:
+    """The bracket of the max over the orders: (side, (lower, estimate, upper)) pairs."""
+    return Bounds(*(max(b[i] for _, b in parts) for i in range(3)))
+
+
+def _intersect(a: Bounds, b: Bounds) -> Bounds:
+    """Two valid brackets of the same number: their intersection, the estimate inside it."""
+    lo, up = max(a.lower, b.lower), min(a.upper, b.upper)
+    est = b.estimate if math.isfinite(b.estimate) else a.estimate
+    return Bounds(lo, min(max(est, lo), up), up)
+
+
 class Accountant:
     """Certified accountant for one composition.
 
@@ -149,6 +168,10 @@ class Accountant:
         self._lock = threading.Lock()
         #: delta -> error level behind the answer given for it
         self._used: dict[float, float] = {}
+        #: (order, error level, target) -> side composed tilted towards target (tilt.py)
+        self._tilted: dict[tuple[str, float, tuple[str, float]], _Side] = {}
+        #: delta -> {order: tilted side} behind the answer given for it
+        self._tilt_used: dict[float, dict[str, _Side]] = {}
         self._prvs: dict[str, list] = {}
 
     # ------------------------------------------------------------ building
@@ -258,15 +281,31 @@ class Accountant:
             self.eps_error_used = max(self.eps_error_used, eps_error)
 
     def _build_at(self, prvs, order: str, err: float, scale: float, progress,
-                  extended: bool = False) -> _Side:
+                  extended: bool = False, target: tuple[str, float] | None = None) -> _Side:
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
         discs = discretize_rows(prvs, plan, self.n_max, self.cancel,
                                 _scaled(progress, 0.0, DISCRETIZE_SHARE))
-        composed = compose(discs, plan.e_w, cancel=self.cancel,
-                           progress=_scaled(progress, DISCRETIZE_SHARE, 1.0),
-                           n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
+        options = dict(cancel=self.cancel, progress=_scaled(progress, DISCRETIZE_SHARE, 1.0),
+                       n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
+        composed = None if target is None else compose_tilted(discs, target, plan.e_w, **options)
+        if composed is None:
+            composed = compose(discs, plan.e_w, **options)
         prof, budget = certify(composed, discs, plan)
         return _Side(prof, {"order": order, **budget, "long_double": extended})
+
+    def _tilted_side(self, order: str, err: float, target: tuple[str, float], progress=None) -> _Side:
+        """One order composed tilted towards ``target`` (tilt.py), at error level ``err``."""
+        key = (order, err, target)
+        if key not in self._tilted:
+            prvs = self._order_prvs(order)
+
+            def build(scale: float) -> _Side:
+                return interruptible(self._build_at, prvs, order, err, scale, progress, False, target,
+                                     cancel=self.cancel, size=INTERRUPTIBLE_SIZE)
+            side, scale = coarsened(build, self.eps_error, sum(k for _, k in prvs), err, self.n_max)
+            self._widened_to(scale * self.eps_error)
+            self._tilted[key] = side
+        return self._tilted[key]
 
     @property
     def warnings(self) -> list[str]:
@@ -309,13 +348,14 @@ class Accountant:
         parts = []
         if delta is not None and (curves or not closed):
             level = error_level(delta)
-            skip = not (curves or closed) and needs_long_double(delta, self.eps_error, self.total_count,
-                                                                1 << 20, 0)  # (as epsilon does)
-            est, n, out = (ZERO, 1 << 20, 0) if skip else builds(level, False)
+            est, n, out = builds(level, False)
             parts.append(est)
-            if not closed and (skip or needs_long_double(delta, self.eps_error, self.total_count, n, out)):
-                parts.append(replace(builds(level * 1e-3, True)[0], why=(
-                    f"at delta {delta:g} float64 round-off matters, so it is composed again in long double")))
+            if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
+                # (epsilon's tilted pass: each order in full, about the plain build's cost)
+                tilted = parallel([model.build(o, level, False)[0] for o in self.orders])
+                parts.append(replace(tilted, why=(
+                    f"at delta {delta:g} float64 round-off matters, so it is composed again tilted "
+                    "towards the tail")))
             if curves and model.profile_reaches_far_end(self.orders[0], delta, level):
                 parts.append(replace(builds(level, True)[0], why=(
                     "the privacy profile's far end is redone in long double")))
@@ -356,37 +396,78 @@ class Accountant:
         if exact is not None:
             return exact
         level = error_level(delta)
-        # float64 would be too coarse for sure (its round-off on a 2^20-point grid, the least
-        # such a count needs): straight to the long-double pass the retry below makes
-        skip = needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0)
-        res = None if skip else self._epsilon_at(delta, level, _scaled(progress, 0.0, FIRST_PASS_SHARE))
-        if res is None or res.upper - res.lower > 2 * self.eps_error_used:
+        parts = self._epsilon_parts(delta, level, _scaled(progress, 0.0, FIRST_PASS_SHARE))
+        res = _max_bounds(parts)
+        if res.upper - res.lower > 2 * self.eps_error_used:
+            # float64's absolute floor (~1e-14) hides delta~ near a small delta or far out:
+            # compose the orders that decide the answer tilted towards it (tilt.py)
+            res = self._epsilon_tilted(delta, level, parts, res, _scaled(progress, FIRST_PASS_SHARE, 1.0))
+        if res.upper - res.lower > 2 * self.eps_error_used and not (delta in self._tilt_used
+                                                                   and math.isfinite(res.upper)):
+            # (a finite tilted bracket is as narrow as float64's error terms allow: a long-double
+            # pass would not narrow it) otherwise:
             # retry with a smaller additive error, the FFTs of the rows in long double
             # (the power X^k multiplies their round-off by k)
-            finer = self._epsilon_at(delta, level * 1e-3,
-                                     _scaled(progress, 0.0 if skip else FIRST_PASS_SHARE, 1.0),
+            finer = self._epsilon_at(delta, level * 1e-3, _scaled(progress, FIRST_PASS_SHARE, 1.0),
                                      extended=True)
-            if res is None or finer.upper - finer.lower < res.upper - res.lower:
-                res = finer
+            if finer.upper - finer.lower < res.upper - res.lower:
+                res = _intersect(res, finer)
                 self._used[delta] = level * 1e-3
+                self._tilt_used.pop(delta, None)
         if math.isfinite(res.estimate) and res.upper - res.lower > 2 * self.eps_error_used * 1.001:
             level = self._used.get(delta, level)
             ext = delta in self._used
-            sides = [self._cache[k] for o in self.orders for k in ((o, level, ext, False),)
-                     if k in self._cache]
+            sides = list(self._tilt_used.get(delta, {}).values()) or \
+                [self._cache[k] for o in self.orders for k in ((o, level, ext, False),) if k in self._cache]
             self._note(f"ε at δ = {number_text(delta)}: the bracket is wider than 2 × the accuracy "
                        "(ε error)" + (" and its upper bound is infinite" if math.isinf(res.upper) else "")
-                       + f": {self._why_wide(sides)}")
+                       + f": {self._why_wide(sides, delta)}")
         return res
 
-    def _epsilon_at(self, delta: float, level: float, progress=None, extended: bool = False) -> Bounds:
+    def _epsilon_parts(self, delta: float, level: float, progress=None,
+                       extended: bool = False) -> list[tuple[_Side, tuple[float, float, float]]]:
+        """The sides that decide epsilon(delta) at one level, each with its bracket."""
         def query(p: CertifiedProfile | None) -> tuple[float, float, float]:
             if p is None:
                 return 0.0, 0.0, 0.0
             b = p.epsilon(delta)
             return b.lower, b.estimate, b.upper
-        parts = [got for _, got in self._deciding(level, progress, extended, query)]
-        return Bounds(*(max(b[i] for b in parts) for i in range(3)))
+        return self._deciding(level, progress, extended, query)
+
+    def _epsilon_at(self, delta: float, level: float, progress=None, extended: bool = False) -> Bounds:
+        return _max_bounds(self._epsilon_parts(delta, level, progress, extended))
+
+    def _epsilon_tilted(self, delta: float, level: float, parts, res: Bounds, progress=None) -> Bounds:
+        """``res`` narrowed by tilted compositions of the sides in ``parts`` that may decide it;
+        each order's bracket is intersected with its tilted ones (all hold), then the max over
+        the orders taken. The order with the largest estimate goes first, tilted at Chernoff's
+        lambda for delta, then (up to twice) at its tilted estimate. Each later order is tilted
+        first at the lower end found so far: when its upper end then lies below it, it cannot
+        raise the max (as in ``_deciding``) and is left there."""
+        out, used = [], {}
+        lower = res.lower
+        for side, b in sorted(parts, key=lambda p: -p[1][1]):
+            order = side.budget.get("order")
+            if side.profile is None or order is None or b[2] <= lower:
+                out.append((side, b))  # trivial, or cannot raise the max's upper end
+                continue
+            got = Bounds(*b)
+            target = ("eps", lower) if out and lower > 0 else ("delta", delta)
+            for _ in range(TILT_PASSES):
+                tside = self._tilted_side(order, level, target, progress)
+                tb = tside.profile.epsilon(delta)
+                got = _intersect(got, tb)
+                used[order] = tside
+                if got.upper <= lower or got.upper - got.lower <= 2 * self.eps_error_used \
+                        or not math.isfinite(tb.estimate) \
+                        or target[0] == "eps" and abs(tb.estimate - target[1]) < 0.25 * self.eps_error:
+                    break
+                target = ("eps", tb.estimate)
+            out.append((side, (got.lower, got.estimate, got.upper)))
+            lower = max(lower, got.lower)
+        if used:
+            self._tilt_used[delta] = used
+        return _intersect(res, _max_bounds(out))
 
     def delta(self, epsilon: float, progress=None) -> Bounds:
         """Certified bounds on delta(epsilon)."""
@@ -399,6 +480,9 @@ class Accountant:
             return Bounds(1.0, 1.0, 1.0)
         (low, est, up), sides, level = self._delta_curve(eps, None, progress)
         res = Bounds(float(low[0]), float(est[0]), float(up[0]))
+        if res.upper - res.lower > TILT_WIDTH * res.upper:
+            # float64's absolute floor: compose the deciding orders tilted towards epsilon
+            res, sides = self._delta_tilted(epsilon, level, sides, res)
         # the bracket eps_error asks for: the estimate eps_error to either side
         profs = [s.profile for s in sides if s.profile is not None]
         if profs:
@@ -410,8 +494,44 @@ class Accountant:
                 self._note(f"δ at ε = {number_text(epsilon)}: the bracket [{res.lower:.3g}, "
                            f"{res.upper:.3g}] is wider than the accuracy ±{self.eps_error_used:.3g} "
                            f"in ε asks for "
-                           f"([{asked_lo:.3g}, {asked_hi:.3g}]): {self._why_wide(sides)}")
+                           f"([{asked_lo:.3g}, {asked_hi:.3g}]): {self._why_wide(sides, res.estimate)}")
         return res
+
+    def _delta_tilted(self, epsilon: float, level: float, sides: list[_Side], res: Bounds
+                      ) -> tuple[Bounds, list[_Side]]:
+        """``res`` narrowed by tilted compositions of the deciding ``sides`` (each order's bracket
+        intersected with its tilted one, then the max taken); the error level follows the tilted
+        estimate down once (the coupling and window terms are additive in delta too). Returns
+        the bracket and the sides behind it."""
+        eps = np.array([epsilon])
+        for _ in range(4):
+            out, used = [], []
+            for side in sides:
+                order = side.budget.get("order")
+                if side.profile is None or order is None:
+                    used.append(side)
+                    continue
+                plain = Bounds(*(float(v[0]) for v in side.profile.delta(eps)))
+                tside = self._tilted_side(order, level, ("eps", epsilon))
+                got = _intersect(plain, Bounds(*(float(v[0]) for v in tside.profile.delta(eps))))
+                out.append(((got.lower, got.estimate, got.upper)))
+                used.append(tside)
+            if not out:
+                return res, sides
+            new = _intersect(res, Bounds(*(max(b[i] for b in out) for i in range(3))))
+            if new.upper - new.lower < res.upper - res.lower:
+                res, sides = new, used
+            # the next level from the estimate, else from Chernoff's bound e^{L - lambda epsilon}
+            # >= delta of the tilted rows (a guess: delta is usually well below it), else (the
+            # rows' tails were cut before epsilon) 24 decades further down
+            chernoff = max((math.exp(min(0.0, s.budget["tilt_log_scale"] - s.budget["tilt_lambda"] * epsilon))
+                            for s in used if "tilt_lambda" in s.budget), default=0.0)
+            guess = res.estimate if res.estimate > 0 else chernoff * 1e-4
+            finer = max(error_level(guess) if guess > 0 else level * 1e-24, 1e-300)
+            if finer >= level or res.upper - res.lower <= TILT_WIDTH * res.upper:
+                break
+            level = finer
+        return res, sides
 
     def delta_curve(self, eps: np.ndarray, level: float | None = None, progress=None, refine: bool = True):
         """(lower, estimate, upper) arrays of delta at each eps (the privacy profile).
@@ -461,8 +581,11 @@ class Accountant:
                 self._notes.append(note)
 
     @staticmethod
-    def _why_wide(sides: Sequence[_Side]) -> str:
+    def _why_wide(sides: Sequence[_Side], delta: float | None = None) -> str:
         """Which error term widened a bracket beyond eps_error, in words."""
+        if delta is not None and error_level(delta) > delta * 1e-4:
+            return (f"δ is too small for float64: the certificate's error terms cannot go below "
+                    f"{error_level(0.0):g}, which is not small against δ")
         profs = [s for s in sides if s.profile is not None]
         if not profs:
             return "float64 round-off"
@@ -503,9 +626,15 @@ class Accountant:
         delta = check_delta(delta)
         level = self._used.get(delta, error_level(delta))
         ext = delta in self._used
+        tilted = self._tilt_used.get(delta, {})
         out = []
         for o in self.orders:
-            if (o, level, ext, False) not in self._cache and (o, level, ext, True) in self._cache:
+            if o in tilted:
+                # (the plain composition's additive error too: the curves are drawn from it)
+                plain = self._cache.get((o, level, False, False)) or self._cache.get((o, level, False, True))
+                extra = {} if plain is None else {"plain_total_abs": plain.budget.get("total_abs", 0.0)}
+                out.append({**tilted[o].budget, **extra})
+            elif (o, level, ext, False) not in self._cache and (o, level, ext, True) in self._cache:
                 # screened out: its coarse bracket lay below the other order's (``_deciding``)
                 out.append(self._cache[(o, level, ext, True)].budget)
             else:

@@ -132,6 +132,11 @@ class Composed:
     #: half-width of the aggregation blocks (values lie within agg of the grid value)
     agg: float
     parts: dict
+    #: a tilted composition read back (tilt.untilt): an extra additive error
+    #: e^{tilt_log_a - tilt_lam x} at x, and delta~(x) exact only for x >= valid_from
+    tilt_lam: float = 0.0
+    tilt_log_a: float = -math.inf
+    valid_from: float = -math.inf
 
     @property
     def values(self) -> np.ndarray:

@@ -148,7 +148,8 @@ def certify(composed: Composed, parts: list[tuple[DiscretePRV, int]], plan: Plan
               "tiers": [r for _, r in plan.tiers], "window": composed.parts.get("window", 0.0),
               "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
               "fp_rel": composed.err_rel, "mass_rel": sum(k * d.mass_rel for d, k in parts),
-              "total_rel": prof.err_rel, "total_abs": prof.err_abs}
+              "total_rel": prof.err_rel, "total_abs": prof.err_abs,
+              **{k: v for k, v in composed.parts.items() if k.startswith("tilt_")}}
     return prof, budget
 
 

@@ -93,6 +93,10 @@ class CertifiedProfile:
         #: the larger relative change the factors allow (for the error budget)
         self.err_rel = max(1.0 - self.lo_factor, self.hi_factor - 1.0)
         self.p_inf = composed.inf_mass
+        # a tilted composition (tilt.py): the additive error e^{log_a - lam x} on top of err_abs,
+        # and delta~ exact only from valid_from on
+        self.tilt_lam, self.tilt_log_a = composed.tilt_lam, composed.tilt_log_a
+        self.valid_from = composed.valid_from
         # the mass at +inf is composed in float64 to a few ulps per row (compose.inf_mass_of)
         self._p_lo = self.p_inf * (1 - P_INF_REL)
         self._p_hi = min(1.0, self.p_inf * (1 + P_INF_REL))
@@ -202,6 +206,17 @@ class CertifiedProfile:
         return (delta - p) / (1.0 - p) if delta >= p else -1.0
 
     # ---------------------------------------------------------- certified
+    @property
+    def tilted(self) -> bool:
+        return self.tilt_log_a > -math.inf or self.valid_from > -math.inf
+
+    def _extra(self, x):
+        """The tilted composition's additive error at x (0 when not tilted)."""
+        if self.tilt_log_a == -math.inf:
+            return np.zeros(np.shape(x)) if np.ndim(x) else 0.0
+        with np.errstate(over="ignore"):
+            return np.exp(np.minimum(self.tilt_log_a - self.tilt_lam * np.asarray(x, dtype=float), 800.0))
+
     def delta(self, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(lower, estimate, upper) of delta at each eps."""
         eps = np.asarray(eps, dtype=float)
@@ -209,11 +224,14 @@ class CertifiedProfile:
             one = np.ones(eps.shape)
             return one, one, one
         est = self._tilde(eps)
-        low = np.maximum(self._tilde(eps + self.t) * self.lo_factor - self.err_abs, 0.0)
+        low = np.maximum(self._tilde(eps + self.t) * self.lo_factor - self.err_abs
+                         - self._extra(eps + self.t), 0.0)
         if math.isinf(self.hi_factor):
             up = np.ones(eps.shape)
         else:
-            up = np.minimum((self._tilde(eps - self.t) + self.err_abs) * self.hi_factor, 1.0)
+            up = np.minimum((self._tilde(eps - self.t) + self.err_abs + self._extra(eps - self.t))
+                            * self.hi_factor, 1.0)
+            up = np.where(eps - self.t >= self.valid_from, up, 1.0)  # below it delta~ is too small
         # (guards against the last ulp only: lo <= 1 <= hi and delta~ is nonincreasing)
         low = np.minimum(low, est)
         up = np.maximum(up, est)
@@ -224,6 +242,8 @@ class CertifiedProfile:
         """Bounds on the smallest eps >= 0 with delta(eps) <= delta."""
         if delta < self._p_lo or self.p_inf >= 1:
             return Bounds(math.inf, math.inf, math.inf)
+        if self.tilted:
+            return self._epsilon_tilted(delta)
         est = max(self._tilde_inverse(self._finite(delta, self.p_inf)), 0.0)
         if math.isinf(self.hi_factor):
             up = math.inf
@@ -234,3 +254,33 @@ class CertifiedProfile:
         else:
             low = 0.0  # the error terms say nothing: the lower bound is vacuous
         return Bounds(min(max(low, 0.0), est), est, max(up, est))
+
+    #: anchors of the tilted inversion, in units of t around the estimate
+    ANCHORS = (-8.0, -4.0, -2.0, -1.0, -0.5, -0.25, -0.125, 0.0, 0.125, 0.25, 0.5, 1.0, 2.0)
+
+    def _epsilon_tilted(self, delta: float) -> Bounds:
+        """epsilon(delta) when the additive error depends on x (tilted): for an anchor z, the
+        error at every x >= z is at most its value at z, which turns each side into one
+        inversion of delta~; every anchor gives a valid bound and the best is kept.
+
+        Upper: x = max(z, inverse(d / hi - E - extra(z))) has hi (delta~(x) + E + extra(x)) <= d
+        (and z >= valid_from, where delta~ is exact). Lower: with x = inverse((d + E + extra(z))
+        / lo) > z, every x' in [z, x) has lo delta~(x') - E - extra(x') > d, so epsilon > x' - t."""
+        est = max(self._tilde_inverse(self._finite(delta, self.p_inf)), 0.0)
+        x0 = max(est, self.valid_from)
+        anchors = [x0 + a * self.t for a in self.ANCHORS]
+        up = math.inf
+        if not math.isinf(self.hi_factor):
+            dd = self._finite(delta, self._p_hi) / self.hi_factor - self.err_abs
+            for z in anchors:
+                z = max(z, self.valid_from)
+                up = min(up, max(z, self._tilde_inverse(dd - float(self._extra(z)))) + self.t)
+        low = 0.0
+        if self.lo_factor > 0:
+            dl = self._finite(delta, self._p_lo) + self.err_abs
+            for z in anchors:
+                x = self._tilde_inverse((dl + float(self._extra(z))) / self.lo_factor)
+                if x > z:
+                    low = max(low, x - self.t)
+        est = float(min(max(est, low), up))
+        return Bounds(float(min(max(low, 0.0), est)), est, float(max(up, est)))

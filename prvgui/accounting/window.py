@@ -13,7 +13,7 @@ import numpy as np
 from .discretize import DiscretePRV
 
 
-def _cgf_blocks(d: DiscretePRV, blocks: int = 2048) -> tuple[np.ndarray, np.ndarray, float]:
+def cgf_blocks(d: DiscretePRV, blocks: int = 2048) -> tuple[np.ndarray, np.ndarray, float]:
     """(log P_b, m_b, w) of ``_cgf_bounds``: block masses, block means and the half-width."""
     n = d.pmf.size
     size = max(1, -(-n // blocks))
@@ -42,7 +42,7 @@ def _cgf_bounds(blocks: tuple[np.ndarray, np.ndarray, float], lams: np.ndarray) 
     |y - m_b| <= w inside a block, e^x <= 1 + x + x^2 e^|x| / 2 gives
     sum_b P_b e^{lam m_b} (1 + (lam w)^2 e^{|lam| w} / 2), the first-order
     terms cancelling by the choice of m_b. (2048 blocks: DP-SGD windows within 1% of those
-    from 4096 blocks, at half the cost.) ``blocks`` is ``_cgf_blocks`` of the row.
+    from 4096 blocks, at half the cost.) ``blocks`` is ``cgf_blocks`` of the row.
     """
     logp, centres, w = blocks
     out = np.empty(lams.size)
@@ -82,7 +82,7 @@ class PreparedRow:
         todo = idx[np.isnan(row[idx])]
         if todo.size:
             if self._blocks is None:
-                self._blocks = _cgf_blocks(self.d)
+                self._blocks = cgf_blocks(self.d)
             row[todo] = _cgf_bounds(self._blocks, -LAMBDAS[todo] if negative else LAMBDAS[todo])
         return row[idx]
 

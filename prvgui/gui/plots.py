@@ -32,8 +32,10 @@ def _prv_curves(tab: PlotTab, certified: str) -> None:
 
 def additive_error(result) -> float | None:
     """The largest additive error of the certified δ bounds (``total_abs`` of the error budget,
-    one entry per order of the pair), None if the result has none."""
-    errs = [b["total_abs"] for b in (result.budget or []) if b.get("total_abs") is not None]
+    one entry per order of the pair; of its plain composition when the headline's was tilted
+    towards the tail, as the curves are not), None if the result has none."""
+    errs = [b.get("plain_total_abs", b["total_abs"]) for b in (result.budget or [])
+            if b.get("total_abs") is not None]
     return max(errs) if errs else None
 
 

@@ -159,11 +159,13 @@ def _utility(composition, result) -> tuple[tuple[str, str], ...]:
 
 #: the error terms of the certificate, in words (accountant.error_budget's keys)
 BUDGET_TERMS = (("h", "mesh width h (nats)"), ("n_fft", "grid points (FFT length)"),
-                ("K", "truncation half-width (mesh cells)"),
+                ("K", "draws composed (K)"),
                 ("hoeffding", "discretisation error (Hoeffding)"), ("truncation", "truncation mass"),
                 ("window", "window (tails outside the grid)"), ("alias", "aliasing"),
                 ("coarse", "coarse cells"), ("bias", "mean-shift bias"),
                 ("fp_abs", "floating point, absolute"), ("fp_rel", "floating point, relative"),
+                ("tilt_lambda", "tilt λ (the tail composed at full precision)"),
+                ("tilt_fp_abs", "floating point of the tilted composition (× e^(L − λε) at ε)"),
                 ("mass_rel", "mass error, relative"), ("total_abs", "total additive error on δ"),
                 ("total_rel", "total relative error on δ"), ("eps_error_used", "accuracy used (ε error)"))
 

@@ -3,13 +3,13 @@ best certified bound named by its source, no estimate for an unbounded bracket."
 from prvgui.document.model import RowSpec, Targets
 from prvgui.gui.fmt import fmt_bound
 
-#: at delta 1e-300 float64 cannot resolve the PRV bracket (upper = inf); RDP's bound is finite
+#: at delta 1e-305 (below the smallest error level, 1e-300) the PRV bracket is unbounded above; RDP's bound is finite
 ROWS = [RowSpec("laplace", {"scale": 10.0, "sensitivity": 1.0}, 3, "counts"),
         RowSpec("gaussian", {"sigma": 5.0, "sensitivity": 1.0}, 2, "queries")]
 
 
 def test_unresolvable_delta_shows_the_warning_and_rdps_bound(qtbot, window, load):
-    res = load(window, ROWS, Targets(1e-300, 1.0, 0.05))
+    res = load(window, ROWS, Targets(1e-305, 1.0, 0.05))
     panel = window.results
     assert res.warnings and res.certified_upper.by == "rdp"
     assert panel.warnings.isVisible() and res.warnings[0] in panel.warnings.text()

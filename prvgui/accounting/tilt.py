@@ -1,0 +1,200 @@
+"""Exponential tilting: the far tail of a composition below float64's absolute floor.
+
+A composition computed by FFT carries an absolute round-off of about 1e-14 spread over the whole
+window (compose.py), so delta~(eps) cannot be resolved below that: at delta = 1e-15 the
+certified bracket is unbounded above. Tilting moves the tail that matters to the middle.
+
+For a discrete row with masses p_j at values y_j and lambda > 0 let
+q_j = p_j e^{lambda y_j} / M with M = sum_j p_j e^{lambda y_j}. Convolution commutes with
+tilting: if r is the composition of the p's (row i taken k_i times) and r^lambda that of the q's,
+
+    r(y) = e^{L - lambda y} r^lambda(y),    L = sum_i k_i log M_i,
+
+for every value y of the composed sum. With lambda chosen so that the tilted composition's mean
+is the epsilon of interest, r^lambda holds the tail near that epsilon at full float64 precision.
+
+Error in the untilted tail sums. Let dr be the error of the computed r^lambda (round-off,
+window, aliasing): compose.py bounds every tail sum |sum_{j >= i} dr_j| and every sum weighted
+by 1 - e^{eps - y_j} by E_lambda (its ``err_abs``). delta~(x) = sum_{y_j > x} w_j r^lambda_j with
+w_j = e^{L - lambda y_j} (1 - e^{x - y_j}): on y_j > x, w rises from 0 to at most e^{L - lambda x}
+and falls again, so summing by parts its error is at most
+
+    E(x) = 2 e^{L - lambda x} E_lambda,
+
+an additive error that shrinks as x grows (profile.CertifiedProfile takes it as
+``tilt_log_a`` = log(2 E_lambda) + L and ``tilt_lam``). Mass the window cuts above its top
+counts the same way (e^{L - lambda y} <= e^{L - lambda x} there).
+
+Where e^{L - lambda y} is huge (far below the tilted mean) the composition is dropped; delta~(x)
+is then exact only for x at or above the first value kept (``valid_from``): below it the
+computed delta~ is too small, which the lower bound may use (it only gets lower) but the upper
+bound may not (profile.py answers 1 there).
+
+Relative errors, each a factor on every composed mass: the tilted masses' rounding (a few ulps
+times the exponent's size per draw, composed over the K draws as in discretize.mass_factors),
+the final exponential, and the aggregation: a block of d cells read at its centre holds values
+within ``agg`` of it, whose factors e^{-lambda y} differ from the centre's by e^{+-lambda agg}.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Sequence
+
+import numpy as np
+
+from .compose import Composed, compose
+from .discretize import DiscretePRV
+from .window import cgf_blocks
+
+_U = 2.0 ** -53
+#: the untilted composition is kept where e^{L - lambda y} <= e^LOG_CUT (its error is vacuous below)
+LOG_CUT = 200.0
+#: the tilting parameters tried (the tilted mean rises with lambda; any lambda is valid)
+LAMBDA_MIN, LAMBDA_MAX = 1e-6, 1e4
+#: the tilted composition is aggregated (compose.py) only as far as e^{lambda agg} <= 1 + AGG_REL
+AGG_REL = 1e-3
+#: the most tilted mass the composition window may leave out (tilted_window_mass)
+WINDOW_MAX = 1e-9
+
+
+def tilted_mean(blocks: Sequence[tuple[tuple, int]], lam: float) -> float:
+    """The mean of the composition tilted by ``lam``, from the rows' block summaries
+    (window.cgf_blocks: block masses and means; an approximation, which only steers lambda)."""
+    total = 0.0
+    for (logp, centres, _), k in blocks:
+        e = logp + lam * centres
+        w = np.exp(e - e.max())
+        total += k * float(np.dot(w, centres) / w.sum())
+    return total
+
+
+def log_mgf(blocks: Sequence[tuple[tuple, int]], lam: float) -> float:
+    """log E[e^{lam S}] of the composition, from the rows' block summaries (approximate)."""
+    total = 0.0
+    for (logp, centres, _), k in blocks:
+        e = logp + lam * centres
+        m = float(e.max())
+        total += k * (m + math.log(float(np.exp(e - m).sum())))
+    return total
+
+
+#: the lambdas choose_lambda_for_delta compares (ratio ~1.1 between neighbours)
+_GRID = np.geomspace(1e-4, LAMBDA_MAX, 200)
+
+
+def choose_lambda_for_delta(rows: Sequence[tuple[DiscretePRV, int]], delta: float) -> float | None:
+    """Chernoff's lambda for ``delta``: the one minimising (log E[e^{lam S}] + log(1 / delta)) /
+    lam, whose tilted mean is Chernoff's bound on epsilon(delta), a little above the truth."""
+    blocks = [(cgf_blocks(d), k) for d, k in rows if k > 0]
+    if not blocks or not 0 < delta < 1:
+        return None
+    c = -math.log(delta)
+    vals = [(log_mgf(blocks, lam) + c) / lam for lam in _GRID]
+    return float(_GRID[int(np.argmin(vals))])
+
+
+def choose_lambda(rows: Sequence[tuple[DiscretePRV, int]], target: float) -> float | None:
+    """The lambda whose tilted composition has its mean near ``target`` (None: the target is
+    not above the untilted mean, where there is no tail to tilt towards)."""
+    blocks = [(cgf_blocks(d), k) for d, k in rows if k > 0]
+    if not blocks or not math.isfinite(target) or tilted_mean(blocks, LAMBDA_MIN) >= target:
+        return None
+    lo, hi = math.log(LAMBDA_MIN), math.log(LAMBDA_MAX)
+    if tilted_mean(blocks, LAMBDA_MAX) <= target:
+        return LAMBDA_MAX
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if tilted_mean(blocks, math.exp(mid)) < target:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp(0.5 * (lo + hi))
+
+
+def tilt_row(d: DiscretePRV, lam: float) -> tuple[DiscretePRV, float, float, float]:
+    """(the row tilted by ``lam``, log M, a bound on each tilted mass's relative rounding, a
+    bound on the tilted mass lost to underflow)."""
+    y = d.values
+    nz = d.pmf > 0
+    with np.errstate(divide="ignore"):
+        logw = np.log(d.pmf) + lam * y  # -inf where the mass is 0
+    m = float(logw[nz].max()) if nz.any() else 0.0
+    with np.errstate(under="ignore"):
+        w = np.exp(logw - m)
+    s = float(w.sum())  # >= 1: the largest term is e^0
+    pmf = w / s
+    lost = d.pmf.size * 2.0 ** -1022  # a mass below the smallest normal may round to 0
+    mean_idx = float(np.dot(pmf, np.arange(pmf.size)))
+    y_abs = float(np.max(np.abs(y)))
+    log_p = float(-np.log(d.pmf[nz].min())) if nz.any() else 0.0
+    # log p, lam * y, the shift by m, exp and the division: a few ulps each, the exponent's
+    # rounding scaled by its size; s cancels exactly (L uses the same s)
+    rel = _U * (8.0 + 4.0 * log_p + 4.0 * abs(lam) * y_abs + 4.0 * abs(m))
+    return replace(d, pmf=pmf, centre=int(round(mean_idx))), m + math.log(s), rel, lost
+
+
+def tilt_rows(rows: Sequence[tuple[DiscretePRV, int]], lam: float
+              ) -> tuple[list[tuple[DiscretePRV, int]], dict]:
+    """The rows tilted by ``lam`` and what untilt needs: L, the per-draw relative roundings
+    composed over the draws (as a log factor), the lost mass, the sum of k |log M|."""
+    out, log_m, log_rel, lost, mag = [], 0.0, 0.0, 0.0, 0.0
+    for d, k in rows:
+        t, lm, rel, gone = tilt_row(d, lam)
+        out.append((t, k))
+        log_m += k * lm
+        mag += k * abs(lm)
+        log_rel += k * math.log1p(rel / (1 - rel))  # (1 - rel)^-k >= each factor's k-th power
+        lost += k * gone
+    return out, {"lam": lam, "L": log_m, "log_rel": log_rel, "lost": lost, "mag": mag}
+
+
+def untilt(c: Composed, info: dict) -> Composed:
+    """The untilted composition above ``valid_from``, with the tilted errors turned into the
+    profile's lambda-dependent additive term and its relative factors (module docstring)."""
+    lam, big_l = info["lam"], info["L"]
+    y = c.values
+    g = big_l - lam * y
+    keep = np.flatnonzero(g <= LOG_CUT)
+    i0 = int(keep[0]) if keep.size else y.size
+    if i0 >= y.size:  # nothing resolvable: an empty composition that only bounds from below
+        i0 = y.size - 1
+    pmf = c.pmf[i0:] * np.exp(g[i0:])
+    arg = float(np.max(np.abs(g[i0:])))
+    # L's rounding (each k log M to an ulp or two), lam * y's, the exponential's
+    rel_exp = _U * (4.0 * info["mag"] + 4.0 * abs(lam) * float(np.max(np.abs(y))) + 2.0 * arg + 4.0)
+    log_factor = info["log_rel"] + lam * c.agg + math.log1p(rel_exp / (1 - rel_exp))
+    # (1 - fp) <= computed / exact <= 1 / (1 - fp) for the profile's factors
+    fp = 1.0 - (1.0 - c.err_rel) * math.exp(-log_factor) if c.err_rel < 1 else 1.0
+    e_lam = c.err_abs + info["lost"]
+    log_a = math.log(2.0 * e_lam) + big_l if e_lam > 0 else -math.inf
+    parts = {**c.parts, "tilt_lambda": lam, "tilt_log_scale": big_l, "tilt_fp_abs": e_lam}
+    return replace(c, pmf=pmf, n_start=c.n_start + i0, err_abs=0.0, err_rel=fp, parts=parts,
+                   tilt_lam=lam, tilt_log_a=log_a, valid_from=float(y[i0]))
+
+
+def compose_tilted(rows: Sequence[tuple[DiscretePRV, int]], target: tuple[str, float], window_mass: float,
+                   **kwargs) -> Composed | None:
+    """The composition of ``rows`` tilted towards ``target`` and read back (compose.compose's
+    keyword arguments pass through); None when there is no tail to tilt towards. ``target`` is
+    ("eps", x): the tilted mean at x, or ("delta", d): Chernoff's lambda for d."""
+    kind, value = target
+    lam = choose_lambda_for_delta(rows, value) if kind == "delta" else choose_lambda(rows, value)
+    if lam is None:
+        return None
+    tilted, info = tilt_rows(rows, lam)
+    # aggregation costs a factor e^{lam agg} (module docstring): keep it below 1 + AGG_REL
+    kwargs["agg_max"] = min(kwargs.get("agg_max", 0.0), AGG_REL / lam)
+    return untilt(compose(tilted, tilted_window_mass(rows, lam, info["L"], window_mass), **kwargs), info)
+
+
+def tilted_window_mass(rows: Sequence[tuple[DiscretePRV, int]], lam: float, big_l: float,
+                       mass: float) -> float:
+    """The window mass for the tilted composition that costs the untilted one ``mass`` near the
+    tilted mean m: a tilted mass w outside the window becomes an untilted error of at most
+    2 e^{L - lambda x} w at x (module docstring), so w = mass e^{-(L - lambda m)} / 2 (and no more
+    than WINDOW_MAX, no less than ``mass``). Far below the tilted mean the error then grows as
+    e^{lambda (m - x)}, which the certified bounds carry."""
+    m = tilted_mean([(cgf_blocks(d), k) for d, k in rows if k > 0], lam)
+    log_w = math.log(mass / 2) - (big_l - lam * m)
+    return max(mass, min(WINDOW_MAX, math.exp(min(log_w, 0.0))))
