@@ -373,15 +373,32 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
     return out
 
 
+def band_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
+             progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, int, np.ndarray]:
+    """A row's transform on [0, band), the grid index of position 0 and each coefficient's
+    absolute error: by band.low_dft when that is cheaper than a length-n FFT (band.worth_it),
+    else the first ``band`` coefficients of the FFT (row_spectrum), each with the FFT path's
+    error model (a relative u log2(n) per coefficient, as ``fft_rel_error`` for one draw)."""
+    if worth_it(n, band, d.pmf.size):
+        return low_dft(d, n, band, extended, progress)
+    spec, base = row_spectrum(d, n, extended)
+    x = spec[:band]
+    u = float(np.finfo(np.longdouble).eps) / 2 if extended else _ULP / 2
+    err = np.abs(x).astype(float) * (u * math.log2(max(n, 2)) + 4 * u)
+    if progress is not None:
+        progress(1.0)
+    return x, base, err
+
+
 def banded_rows(rows: list[tuple[DiscretePRV, int]], n: int, band: int, extended: bool,
                 cancel: Callable[[], bool] | None = None,
                 progress: Callable[[float], None] | None = None) -> list[tuple[np.ndarray, int, float]]:
-    """band.low_dft of each row: (X on the band, grid index of position 0, absolute error);
+    """band_dft of each row: (X on the band, grid index of position 0, absolute error);
     ``progress`` hears the fraction done (each row one part, its band chunk by chunk)."""
     out = []
     for i, (d, _) in enumerate(rows):
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(rows)))
-        out.append(low_dft(d, n, band, extended, part))
+        out.append(band_dft(d, n, band, extended, part))
         check_cancel(cancel)
     return out
 
@@ -410,8 +427,8 @@ def choose_band(rows: list[tuple[DiscretePRV, int]], n: int, h: float, agg_max: 
         return None
     band = band_limit(rows, n)
     if band is None or band > n // BAND_FRACTION \
-            or not all(worth_it(n, band, d.pmf.size) for d, _ in rows):
-        return None
+            or not any(worth_it(n, band, d.pmf.size) for d, _ in rows):
+        return None  # (rows not worth band.low_dft are transformed in full: band_dft)
     d_max = max(1, int(2 * agg_max / h) + 1)
     if n // min(d_max, n) > n_max:
         return None

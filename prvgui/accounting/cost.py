@@ -312,10 +312,12 @@ class CostModel:
         d_max = max(1, int(2 * plan.agg_max / h) + 1)
         d = 1 << (d_max.bit_length() - 1)
         banded = (n <= BAND_N_MAX and band is not None and band <= n // BAND_FRACTION
-                  and all(worth_it(n, max(1, int(band)), c) for c in cells)
+                  and any(worth_it(n, max(1, int(band)), c) for c in cells)
                   and n // min(d_max, n) <= self.n_max)
-        if banded:
+        if banded:  # (compose.band_dft: low_dft where it pays, else a full transform)
             seconds += sum(_band_seconds(n, band, c, extended, r.edges(plan))
+                           if worth_it(n, max(1, int(band)), c)
+                           else RFFT_S * n * (LONG_RFFT if extended else 1.0)
                            for r, c in zip(pic.rows, cells))
             memory = max(memory, kept + BAND_BYTES * max(cells))
             out = n // d

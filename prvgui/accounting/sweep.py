@@ -14,9 +14,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .band import band_logs, low_dft, product_error
-from .compose import (INTERRUPTIBLE_SIZE, choose_band, fft_len, fft_rel_error, finish, inf_mass_of,
-                      interruptible, row_spectrum)
+from .band import band_logs, product_error
+from .compose import (INTERRUPTIBLE_SIZE, band_dft, choose_band, fft_len, fft_rel_error, finish,
+                      inf_mass_of, interruptible, row_spectrum)
 from .errors import GridTooLarge, check_cancel
 from .pipeline import certify, coarsened, discretize_rows, make_plan
 from .profile import Bounds
@@ -112,7 +112,7 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
     base_spec, n0_o, k_o, up_o, val_o, fp_o = None, 0, 0, 0.0, 0.0, 0.0
     for d, k in disc_o:
         if use_band:
-            x, b, e = low_dft(d, n, band)
+            x, b, e = band_dft(d, n, band)
             up, val, f = band_logs(x, e)
             up_o, val_o, fp_o = up_o + k * up, val_o + k * val, fp_o + k * f
         else:
@@ -125,7 +125,7 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
     polar_j, neg_cstar, up_j, val_j, fp_j = None, None, 0.0, 0.0, 0.0
     if dj is not None:
         if use_band:
-            spec_j, base_j, e_j = low_dft(dj, n, band)
+            spec_j, base_j, e_j = band_dft(dj, n, band)
             up_j, val_j, fp_j = band_logs(spec_j, e_j)
         else:
             spec_j, base_j = interruptible(row_spectrum, dj, n, cancel=cancel, size=n)

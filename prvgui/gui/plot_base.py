@@ -488,7 +488,9 @@ class PlotTab(QWidget):
         painter = QPainter(image)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        self.plot_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        scene = self.plot_widget.scene()
+        with PowerAxis.uncached(scene.items()):
+            scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
         painter.end()
         arr = QByteArray()
         buf = QBuffer(arr)
@@ -518,7 +520,9 @@ class PlotTab(QWidget):
         gen.setResolution(int(self.logicalDpiX()))  # as the screen, so pixel-sized items line up
         painter = QPainter(gen)
         painter.fillRect(QRect(QPoint(0, 0), size), Qt.GlobalColor.white)
-        self.plot_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        scene = self.plot_widget.scene()
+        with PowerAxis.uncached(scene.items()):
+            scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
         painter.end()
         buf.close()
         return bytes(arr.data())
