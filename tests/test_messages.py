@@ -213,8 +213,8 @@ def test_rdp_at_sigma_zero_says_why_it_is_infinite():
 
 
 def test_the_accountants_warnings_use_words_people_use():
-    acc = Accountant(_rows(("laplace", {"scale": 1.0}, 1000)))
-    acc.epsilon(1e-305)
+    acc = Accountant(_rows(("laplace", {"scale": 10.0}, 3), ("gaussian", {"sigma": 5.0}, 2)))
+    acc.epsilon(1e-305)  # below the smallest error level (1e-300): the bracket is unbounded
     assert acc.warnings
     for w in acc.warnings:
         no_internal_names(w)

@@ -396,7 +396,12 @@ class Accountant:
         if exact is not None:
             return exact
         level = error_level(delta)
-        parts = self._epsilon_parts(delta, level, _scaled(progress, 0.0, FIRST_PASS_SHARE))
+        if needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0):
+            # float64 is too coarse for sure (its round-off on a 2^20-point grid, the least such a
+            # count needs): no plain pass for the first order, straight to the tilted one
+            parts = self._unresolved_parts(delta, level, _scaled(progress, 0.0, 0.2))
+        else:
+            parts = self._epsilon_parts(delta, level, _scaled(progress, 0.0, FIRST_PASS_SHARE))
         res = _max_bounds(parts)
         if res.upper - res.lower > 2 * self.eps_error_used:
             # float64's absolute floor (~1e-14) hides delta~ near a small delta or far out:
@@ -434,6 +439,19 @@ class Accountant:
             return b.lower, b.estimate, b.upper
         return self._deciding(level, progress, extended, query)
 
+    def _unresolved_parts(self, delta: float, level: float, progress=None) -> list[tuple[_Side, tuple]]:
+        """``_epsilon_parts`` without composing the first order: its bracket is (0, inf), so
+        that ``_epsilon_tilted`` composes it first; each other order composed coarsely
+        (``_deciding``'s screen), as it would have been beside it."""
+        first = self.orders[0]
+        out = [(_Side(None, {"order": first}), (0.0, 0.0, math.inf)) if self._order_prvs(first)
+               else (_Side(None, {"trivial": True}), (0.0, 0.0, 0.0))]
+        for o in self.orders[1:]:
+            side = self._side(o, level, progress, False, screen=True)
+            b = None if side.profile is None else side.profile.epsilon(delta)
+            out.append((side, (0.0, 0.0, 0.0) if b is None else (b.lower, b.estimate, b.upper)))
+        return out
+
     def _epsilon_at(self, delta: float, level: float, progress=None, extended: bool = False) -> Bounds:
         return _max_bounds(self._epsilon_parts(delta, level, progress, extended))
 
@@ -446,9 +464,9 @@ class Accountant:
         raise the max (as in ``_deciding``) and is left there."""
         out, used = [], {}
         lower = res.lower
-        for side, b in sorted(parts, key=lambda p: -p[1][1]):
+        for side, b in sorted(parts, key=lambda p: (-p[1][2], -p[1][1])):
             order = side.budget.get("order")
-            if side.profile is None or order is None or b[2] <= lower:
+            if order is None or b[2] <= lower:
                 out.append((side, b))  # trivial, or cannot raise the max's upper end
                 continue
             got = Bounds(*b)

@@ -115,19 +115,23 @@ def choose_lambda(rows: Sequence[tuple[DiscretePRV, int]], target: float) -> flo
 def tilt_row(d: DiscretePRV, lam: float) -> tuple[DiscretePRV, float, float, float]:
     """(the row tilted by ``lam``, log M, a bound on each tilted mass's relative rounding, a
     bound on the tilted mass lost to underflow)."""
-    y = d.values
-    nz = d.pmf > 0
-    with np.errstate(divide="ignore"):
-        logw = np.log(d.pmf) + lam * y  # -inf where the mass is 0
-    m = float(logw[nz].max()) if nz.any() else 0.0
+    nz = np.flatnonzero(d.pmf)  # (wide tail cells leave most of a long row empty)
+    if nz.size == 0:
+        return d, 0.0, 0.0, 0.0
+    y = (d.start + nz) * d.h + d.shift
+    logp = np.log(d.pmf[nz])
+    logw = logp + lam * y
+    m = float(logw.max())
     with np.errstate(under="ignore"):
         w = np.exp(logw - m)
     s = float(w.sum())  # >= 1: the largest term is e^0
-    pmf = w / s
-    lost = d.pmf.size * 2.0 ** -1022  # a mass below the smallest normal may round to 0
-    mean_idx = float(np.dot(pmf, np.arange(pmf.size)))
-    y_abs = float(np.max(np.abs(y)))
-    log_p = float(-np.log(d.pmf[nz].min())) if nz.any() else 0.0
+    w /= s
+    pmf = np.zeros(d.pmf.size)
+    pmf[nz] = w
+    lost = nz.size * 2.0 ** -1022  # a mass below the smallest normal may round to 0
+    mean_idx = float(np.dot(w, nz))
+    y_abs = max(abs(float(y[0])), abs(float(y[-1])))
+    log_p = float(-logp.min())
     # log p, lam * y, the shift by m, exp and the division: a few ulps each, the exponent's
     # rounding scaled by its size; s cancels exactly (L uses the same s)
     rel = _U * (8.0 + 4.0 * log_p + 4.0 * abs(lam) * y_abs + 4.0 * abs(m))

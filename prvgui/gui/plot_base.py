@@ -27,6 +27,7 @@ import pyqtgraph as pg  # noqa: E402  (after PySide6, so pyqtgraph picks that bi
 from ..document.export import curve_csv_text, setting_text
 from ..document.fileio import atomic_write
 from .axes import PowerAxis
+from .view_box import StickyViewBox
 from .fmt import fmt
 
 pg.setConfigOptions(antialias=True, background="w", foreground="#222")
@@ -111,8 +112,8 @@ class PlotTab(QWidget):
             b.clicked.connect(lambda _=False, f=fmt_name.lower(): self.export_requested.emit(f))
             _compact(b)
             bar.addWidget(b)
-        self.plot_widget = pg.PlotWidget(axisItems={"left": PowerAxis("left"),
-                                                    "bottom": PowerAxis("bottom")})
+        self.plot_widget = pg.PlotWidget(axisItems={"left": PowerAxis("left"), "bottom": PowerAxis("bottom")},
+                                         viewBox=StickyViewBox())
         self.plot_widget.scene().contextMenu = []  # our buttons export; pyqtgraph's SVG export is broken
         self.plot_item = self.plot_widget.getPlotItem()
         #: the words of ``set_stale`` while new curves are being computed: over the plot's top

@@ -7,6 +7,8 @@ answers of superseded jobs are dropped; ``shutdown()`` cancels, quits and waits.
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 import threading
 from collections.abc import Callable
 
@@ -24,6 +26,26 @@ def failure_text(exc: object) -> str:
     return message
 
 
+#: how much nicer (lower priority) than the window's thread the worker threads run (Linux)
+WORKER_NICENESS = 5
+_niced = threading.local()
+
+
+def _yield_cpu_to_window() -> None:
+    """Lower this (worker) thread's scheduling priority, once: on two cores the engine's
+    threads otherwise take the CPU from the window's thread for tens of ms at a time (event-loop
+    stalls). Threads it starts inherit it. Linux only: there a thread id is a valid target of
+    setpriority; elsewhere the call could name a process."""
+    if sys.platform != "linux" or getattr(_niced, "done", False):
+        return
+    _niced.done = True
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICENESS)
+    except (OSError, AttributeError):
+        pass  # not allowed or not supported: the window is only less smooth
+
+
 class _Runner(QObject):
     """Lives on the worker thread; runs one job at a time."""
 
@@ -34,6 +56,7 @@ class _Runner(QObject):
 
     @Slot(int, object, object)
     def run(self, rid: int, job: Callable, event: threading.Event) -> None:
+        _yield_cpu_to_window()
         if event.is_set():  # superseded while it waited in the queue
             self.cancelled.emit(rid)
             return
