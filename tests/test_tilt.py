@@ -141,3 +141,15 @@ def test_a_million_steps_go_straight_to_the_tilted_composition():
     plain = Accountant(rows, EPS_ERROR)._epsilon_at(1e-5, 1e-11)
     assert plain.upper - plain.lower > 2 * EPS_ERROR
     assert b.lower <= plain.upper and plain.lower <= b.upper
+
+
+def test_a_tilt_that_resolves_nothing_gives_vacuous_bounds():
+    """When every composed value lies where e^{L - lambda y} is beyond LOG_CUT, the untilted
+    composition is exact nowhere: epsilon's upper end is infinite and delta's upper end is 1."""
+    from prvgui.accounting.compose import Composed
+    from prvgui.accounting.profile import CertifiedProfile
+    from prvgui.accounting.tilt import untilt
+    c = Composed(np.array([0.2, 0.5, 0.3]), 0, 0.1, 0.0, 0.0, 1e-15, 1e-12, 0.0, {})
+    p = CertifiedProfile(untilt(c, {"lam": 1.0, "L": 1e4, "log_rel": 0.0, "lost": 0.0, "mag": 1e4}), 0.01, 0.0)
+    assert math.isinf(p.epsilon(1e-5).upper)
+    assert np.all(p.delta(np.array([0.0, 0.1, 1.0]))[2] == 1.0)

@@ -49,9 +49,9 @@ DEFAULT_EPS_ERROR = 0.01
 SCREEN = 10.0
 #: the share of a composition's progress given to discretising its rows (the rest: composing)
 DISCRETIZE_SHARE = 0.4
-#: delta(epsilon) is composed again tilted (tilt.py) when its bracket is wider than this share of
-#: its upper end
-TILT_WIDTH = 0.1
+#: delta(epsilon) is composed again tilted (tilt.py) when the additive error of its composition
+#: is more than this share of its upper end
+TILT_FLOOR = 1e-3
 #: an epsilon query composes an order tilted at most this many times (tilt.py: Chernoff's lambda
 #: first, then the tilted estimate)
 TILT_PASSES = 3
@@ -498,7 +498,8 @@ class Accountant:
             return Bounds(1.0, 1.0, 1.0)
         (low, est, up), sides, level = self._delta_curve(eps, None, progress)
         res = Bounds(float(low[0]), float(est[0]), float(up[0]))
-        if res.upper - res.lower > TILT_WIDTH * res.upper:
+        floor = max((s.profile.err_abs for s in sides if s.profile is not None), default=0.0)
+        if floor > TILT_FLOOR * res.upper:
             # float64's absolute floor: compose the deciding orders tilted towards epsilon
             res, sides = self._delta_tilted(epsilon, level, sides, res)
         # the bracket eps_error asks for: the estimate eps_error to either side
@@ -519,8 +520,8 @@ class Accountant:
                       ) -> tuple[Bounds, list[_Side]]:
         """``res`` narrowed by tilted compositions of the deciding ``sides`` (each order's bracket
         intersected with its tilted one, then the max taken); the error level follows the tilted
-        estimate down once (the coupling and window terms are additive in delta too). Returns
-        the bracket and the sides behind it."""
+        estimate down (the coupling and window terms are additive in delta too), at most three
+        times. Returns the bracket and the sides behind it."""
         eps = np.array([epsilon])
         for _ in range(4):
             out, used = [], []
@@ -532,13 +533,11 @@ class Accountant:
                 plain = Bounds(*(float(v[0]) for v in side.profile.delta(eps)))
                 tside = self._tilted_side(order, level, ("eps", epsilon))
                 got = _intersect(plain, Bounds(*(float(v[0]) for v in tside.profile.delta(eps))))
-                out.append(((got.lower, got.estimate, got.upper)))
+                out.append((got.lower, got.estimate, got.upper))
                 used.append(tside)
             if not out:
                 return res, sides
-            new = _intersect(res, Bounds(*(max(b[i] for b in out) for i in range(3))))
-            if new.upper - new.lower < res.upper - res.lower:
-                res, sides = new, used
+            res, sides = _intersect(res, Bounds(*(max(b[i] for b in out) for i in range(3)))), used
             # the next level from the estimate, else from Chernoff's bound e^{L - lambda epsilon}
             # >= delta of the tilted rows (a guess: delta is usually well below it), else (the
             # rows' tails were cut before epsilon) 24 decades further down
@@ -546,7 +545,7 @@ class Accountant:
                             for s in used if "tilt_lambda" in s.budget), default=0.0)
             guess = res.estimate if res.estimate > 0 else chernoff * 1e-4
             finer = max(error_level(guess) if guess > 0 else level * 1e-24, 1e-300)
-            if finer >= level or res.upper - res.lower <= TILT_WIDTH * res.upper:
+            if finer >= level:  # the level already suits the answer
                 break
             level = finer
         return res, sides

@@ -160,9 +160,11 @@ def untilt(c: Composed, info: dict) -> Composed:
     y = c.values
     g = big_l - lam * y
     keep = np.flatnonzero(g <= LOG_CUT)
-    i0 = int(keep[0]) if keep.size else y.size
-    if i0 >= y.size:  # nothing resolvable: an empty composition that only bounds from below
-        i0 = y.size - 1
+    if keep.size == 0:  # nothing resolvable: no mass, exact nowhere (the bounds are vacuous)
+        parts = {**c.parts, "tilt_lambda": lam, "tilt_log_scale": big_l, "tilt_fp_abs": math.inf}
+        return replace(c, pmf=np.zeros(1), n_start=c.n_start + y.size - 1, err_abs=0.0, parts=parts,
+                       tilt_lam=lam, tilt_log_a=1e300, valid_from=math.inf)  # (an infinite error)
+    i0 = int(keep[0])
     pmf = c.pmf[i0:] * np.exp(g[i0:])
     arg = float(np.max(np.abs(g[i0:])))
     # L's rounding (each k log M to an ulp or two), lam * y's, the exponential's
