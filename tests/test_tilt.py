@@ -153,3 +153,15 @@ def test_a_tilt_that_resolves_nothing_gives_vacuous_bounds():
     p = CertifiedProfile(untilt(c, {"lam": 1.0, "L": 1e4, "log_rel": 0.0, "lost": 0.0, "mag": 1e4}), 0.01, 0.0)
     assert math.isinf(p.epsilon(1e-5).upper)
     assert np.all(p.delta(np.array([0.0, 0.1, 1.0]))[2] == 1.0)
+
+
+def test_delta_far_in_the_tail_of_both_orders():
+    """DP-SGD (the bundled MNIST example) at epsilon 50: delta ~ 1e-244. The add order's loss is
+    bounded above (by K log(1 / (1 - q)) = 60.1), so its tilt needs a large lambda, whose tilted
+    mean block averages could not follow: the bracket must still be narrow, positive and below
+    RDP's bound (a valid upper bound)."""
+    rows = [Row(SubsampledGaussian(1.1, 0.004266666666666667), 14063)]
+    b = Accountant(rows, EPS_ERROR).delta(50.0)
+    from prvgui.accounting.comparisons import compare_delta
+    assert 0 < b.lower <= b.estimate <= b.upper < 1.5 * b.lower
+    assert b.upper <= compare_delta(rows, 50.0)["rdp"].value
