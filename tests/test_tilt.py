@@ -165,3 +165,15 @@ def test_delta_far_in_the_tail_of_both_orders():
     from prvgui.accounting.comparisons import compare_delta
     assert 0 < b.lower <= b.estimate <= b.upper < 1.5 * b.lower
     assert b.upper <= compare_delta(rows, 50.0)["rdp"].value
+
+
+def test_delta_beyond_the_first_levels_reach():
+    """delta ~ 5e-147: the first compositions cut the rows' tails long before epsilon (their
+    Chernoff estimate underflows in float64); the level then follows it in logs, and the bracket
+    lies within what eps_error asks (the exact delta at eps -+ eps_error, to 2%)."""
+    mu, eps0, k, eps = 2.01, 0.291, 2, 54.086
+    b = Accountant([Row(Gaussian(1 / mu), 1), Row(RandomizedResponse(eps0), k)], EPS_ERROR).delta(eps)
+    exact = float(ref.gaussian_rr_delta(mu, eps0, k, eps))
+    assert b.lower <= exact <= b.upper
+    assert b.lower >= 0.98 * float(ref.gaussian_rr_delta(mu, eps0, k, eps + EPS_ERROR))
+    assert b.upper <= 1.02 * float(ref.gaussian_rr_delta(mu, eps0, k, eps - EPS_ERROR))

@@ -541,9 +541,12 @@ class Accountant:
             # the next level from the estimate, else from Chernoff's bound e^{L - lambda epsilon}
             # >= delta of the tilted rows (a guess: delta is usually well below it), else (the
             # rows' tails were cut before epsilon) 24 decades further down
-            chernoff = max((math.exp(min(0.0, s.budget["tilt_log_scale"] - s.budget["tilt_lambda"] * epsilon))
-                            for s in used if "tilt_lambda" in s.budget), default=0.0)
-            guess = res.estimate if res.estimate > 0 else chernoff * 1e-4
+            logs = [min(0.0, s.budget["tilt_log_scale"] - s.budget["tilt_lambda"] * epsilon)
+                    for s in used if "tilt_lambda" in s.budget]
+            if res.estimate > 0:
+                guess = res.estimate
+            else:  # (in logs: e^(L - lambda epsilon) underflows far out)
+                guess = math.exp(max(max(logs) + math.log(1e-4), -690.0)) if logs else 0.0
             finer = max(error_level(guess) if guess > 0 else level * 1e-24, 1e-300)
             if finer >= level:  # the level already suits the answer
                 break
