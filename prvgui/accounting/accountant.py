@@ -348,14 +348,20 @@ class Accountant:
         parts = []
         if delta is not None and (curves or not closed):
             level = error_level(delta)
-            est, n, out = builds(level, False)
-            parts.append(est)
-            if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
-                # (epsilon's tilted pass: each order in full, about the plain build's cost)
-                tilted = parallel([model.build(o, level, False)[0] for o in self.orders])
-                parts.append(replace(tilted, why=(
-                    f"at delta {delta:g} float64 round-off matters, so it is composed again tilted "
-                    "towards the tail")))
+            why = f"at delta {delta:g} float64 round-off matters, so it is composed tilted towards the tail"
+            if not (curves or closed) and needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0):
+                # epsilon's direct path: the first order tilted at once, usually twice (Chernoff's
+                # lambda, then the tilted estimate; each about a plain build's cost), the others
+                # screened beside it
+                got = [model.build(o, level, False, SCREEN if i else 1.0)[0] for i, o in enumerate(self.orders)]
+                parts += [replace(parallel(got), why=why), model.build(self.orders[0], level, False)[0]]
+            else:
+                est, n, out = builds(level, False)
+                parts.append(est)
+                if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
+                    # (epsilon's tilted pass: each order in full, about the plain build's cost)
+                    tilted = parallel([model.build(o, level, False)[0] for o in self.orders])
+                    parts.append(replace(tilted, why=why))
             if curves and model.profile_reaches_far_end(self.orders[0], delta, level):
                 parts.append(replace(builds(level, True)[0], why=(
                     "the privacy profile's far end is redone in long double")))
