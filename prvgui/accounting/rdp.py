@@ -14,7 +14,6 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
-from scipy.special import logsumexp
 
 #: Renyi orders; subsampled mechanisms use the integer ones only.
 ORDERS = np.array([1.01, 1.05, 1.1, 1.25, 1.5, 1.75, *np.arange(2.0, 10.5, 0.5), *range(11, 65),
@@ -22,15 +21,22 @@ ORDERS = np.array([1.01, 1.05, 1.1, 1.25, 1.5, 1.75, *np.arange(2.0, 10.5, 0.5),
 ORDERS.setflags(write=False)
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
 _ULP, _MAX_PANELS = 4.5e-16, 40_000
+#: the subsampled Gaussian's quadrature covers its integrand's peak +- this (in noise units)
+_HALF_RANGE = 12.0
 
 
 def lse_up(t: np.ndarray, axis: int = -1) -> np.ndarray:
-    """logsumexp plus a few ulps of the terms' size, so that rounding never lowers the RDP."""
-    m = logsumexp(t, axis=axis)
-    with np.errstate(invalid="ignore", over="ignore"):
+    """log sum exp(t) plus a few ulps of the terms' size, so that rounding never lowers the
+    RDP. (Shifted by the largest term, as scipy's logsumexp, whose array-API dispatch costs
+    more than the sum itself on the quadratures' short arrays.)"""
+    t = np.asarray(t, dtype=float)
+    top = np.max(t, axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        top = np.where(np.isfinite(top), top, 0.0)  # all -inf: the sum is 0; +inf: inf
+        m = np.log(np.sum(np.exp(t - top), axis=axis)) + np.squeeze(top, axis=axis)
         w = np.exp(t - np.expand_dims(m, axis))
         size = np.sum(np.where(w > 0, w * np.abs(t), 0.0), axis=axis)
-    return m + 4 * _ULP * (np.log2(t.shape[axis]) + 2 + size + np.abs(m))
+        return np.where(m == -np.inf, m, m + 4 * _ULP * (np.log2(t.shape[axis]) + 2 + size + np.abs(m)))
 
 
 def _log_quad(logf: Callable[[np.ndarray], np.ndarray], a: float, b: float, h: float) -> float:
@@ -84,10 +90,15 @@ def subsampled_gaussian_add(a: int, s: float, q: float) -> float:
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if mid + (a - 1) / s * _sigmoid(mid / s - c + lq - l1q) < 0 else (lo, mid)
     h = 0.5 / math.sqrt(1 + (a - 1) * c / 2)  # resolves the largest curvature of the log
-    if 80 / h > _MAX_PANELS:  # x^(1-a) is convex: E (q L + 1-q)^(1-a) <= q E L^(1-a) + 1-q
+    if 2 * _HALF_RANGE / h > _MAX_PANELS:  # x^(1-a) is convex: E (q L + 1-q)^(1-a) <= q E L^(1-a) + 1-q
         return float(np.logaddexp(lq + a * (a - 1) * c, l1q)) / (a - 1)
-    return _log_quad(lambda z: -0.5 * z * z - 0.5 * math.log(2 * math.pi)
-                     - (a - 1) * np.logaddexp(lq + z / s - c, l1q), lo - 40, lo + 40, h) / (a - 1)
+    # -log f has curvature between 1 and kappa = 1 + (a-1) c / 2 and its minimum at lo: beyond
+    # lo +- L the integral is at most f(lo) 2 e^{-L^2/2} / L, and over lo +- kappa^-1/2 it is at
+    # least f(lo) 2 kappa^-1/2 e^{-1/2}; their ratio bounds the relative cut
+    cut = math.exp(0.5 - 0.5 * _HALF_RANGE ** 2) * math.sqrt(1 + (a - 1) * c / 2) / _HALF_RANGE
+    return (_log_quad(lambda z: -0.5 * z * z - 0.5 * math.log(2 * math.pi)
+                      - (a - 1) * np.logaddexp(lq + z / s - c, l1q), lo - _HALF_RANGE, lo + _HALF_RANGE, h)
+            + cut) / (a - 1)
 
 
 def subsampled_laplace_add(a: int, e: float, q: float) -> float:
