@@ -368,11 +368,14 @@ class Accountant:
         if epsilon is not None and not closed:
             parts.append(builds(1e-12, False)[0])
         if steps is not None:
-            parts.append(self._estimate_steps(steps[0], steps[1], error_level(delta or 1e-5)))
+            parts.append(self._estimate_steps(steps[0], steps[1], error_level(delta or 1e-5), model))
         return summarise(parts, self.eps_error, self.n_max)
 
-    def _estimate_steps(self, row_index: int, counts: Sequence[int], level: float) -> Estimate:
-        """``epsilon_vs_count``'s compositions: per order, one per group of counts (sweep.py)."""
+    def _estimate_steps(self, row_index: int, counts: Sequence[int], level: float,
+                        model: CostModel | None = None) -> Estimate:
+        """``epsilon_vs_count``'s compositions: per order, one per group of counts (sweep.py).
+        ``model``: the query's cost model, whose pictures of the rows (the costly part of an
+        estimate) serve the sweep too when the varying row is one of its rows."""
         self._check_row_index(row_index)
         cs = check_counts(counts)
         mech = self.rows[row_index].mechanism
@@ -380,6 +383,16 @@ class Accountant:
         if mech.is_blatant() or any(r.count > 0 and r.mechanism.is_blatant() for r in others):
             return ZERO
         parts = []
+        active = [r.count > 0 and not r.mechanism.is_trivial() for r in self.rows]
+        if model is not None and active[row_index]:
+            pos = sum(active[:row_index])  # the varying row's place among the model's rows
+            for o in self.orders:
+                base = [k for _, k in self._order_prvs(o)]
+                for idx in count_groups(cs):
+                    counts_g = tuple(base[:pos] + [int(cs[idx].max())] + base[pos + 1:])
+                    parts.append(model.build(o, level, counts=counts_g, sweep=idx.size)[0])
+            return replace(summarise(parts, self.eps_error, self.n_max),
+                           why=f"the epsilon-versus-count curve composes {cs.size} counts")
         for o in self.orders:
             prvs = _rows_prvs(others, o)
             fixed = tuple(k for _, k in prvs)
@@ -640,12 +653,34 @@ class Accountant:
             base = Accountant(active, self.eps_error, cancel=self.cancel,
                               n_max=self.n_max).epsilon(delta) if active else Bounds(0.0, 0.0, 0.0)
             return cs, [inf if c > 0 else base for c in cs]
-        orders = [(_rows_prvs(others, o),
-                   None if mech.is_trivial() else prv_of(mech, o)) for o in self.orders]
+        # when one order clearly decides the headline, it usually decides the other counts too:
+        # the other is then screened (sweep.py)
+        order_names, apart = self._highest_first(delta)
+        orders = [(_rows_prvs(others, o), None if mech.is_trivial() else prv_of(mech, o)) for o in order_names]
         bounds, used = sweep(orders, cs, delta, error_level(delta), self.eps_error, self.n_max,
-                             self.cancel, progress)
+                             self.cancel, progress, screen=SCREEN if apart else 0.0)
         self._widened_to(used)
         return cs, bounds
+
+    def _highest_first(self, delta: float) -> tuple[list[str], bool]:
+        """The orders, the one with the highest upper end at ``delta`` among the sides composed
+        so far first (as given when none is), and whether the sides composed so far show the
+        first order's lower end above every other's upper end."""
+        level = error_level(delta)
+
+        def bracket(order: str) -> Bounds | None:
+            for screened in (False, True):
+                side = self._cache.get((order, level, False, screened))
+                if side is not None:
+                    return Bounds(0.0, 0.0, 0.0) if side.profile is None else side.profile.epsilon(delta)
+            return None
+        known = {o: bracket(o) for o in self.orders}
+        orders = sorted(self.orders, key=lambda o: -math.inf if known[o] is None else known[o].upper,
+                        reverse=True)
+        first = known[orders[0]]
+        apart = first is not None and all(known[o] is not None and known[o].upper < first.lower
+                                          for o in orders[1:])
+        return orders, apart
 
     def error_budget(self, delta: float) -> list[dict]:
         """The error terms behind epsilon(delta), one dict per order of the pair."""

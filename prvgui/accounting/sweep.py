@@ -10,6 +10,7 @@ within a factor of 4 share a mesh, the finest one their largest count needs.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Callable, Sequence
 
 import numpy as np
@@ -50,26 +51,88 @@ def count_groups(counts: np.ndarray) -> list[np.ndarray]:
 
 def sweep(orders: Sequence[tuple[list[tuple[PRV, int]], PRV | None]], counts: np.ndarray, delta: float,
           level: float, eps_error: float, n_max: int, cancel: Callable[[], bool] | None = None,
-          progress: Callable[[float], None] | None = None) -> tuple[list[Bounds], float]:
+          progress: Callable[[float], None] | None = None, screen: float = 0.0
+          ) -> tuple[list[Bounds], float]:
     """Bounds on epsilon(delta) at each count (sorted, unique), the max over the orders of the
     pair; each order is (the other rows' PRVs with their counts, the varying row's PRV or None
-    when it is trivial). Also returns the largest eps_error actually used (coarsened grids)."""
-    groups = count_groups(counts)
+    when it is trivial). Also returns the largest eps_error actually used (coarsened grids).
+
+    ``screen`` > 1 with two orders: the second order is first swept ``screen`` times coarser,
+    in a second thread beside the first order's sweep, and swept in full only at the counts
+    where its coarse upper end exceeds the first's lower end. Elsewhere the first order's
+    bracket holds the max: e_2 <= coarse upper_2 <= lower_1 <= e_1."""
+    if screen > 1 and len(orders) == 2:
+        return _screened(orders, counts, delta, level, eps_error, n_max, cancel, progress, screen)
     per_order, used = [], eps_error
-    n_jobs = len(orders) * len(groups)
-    for oi, (others, prv_j) in enumerate(orders):
-        res: list[Bounds] = [Bounds(0.0, 0.0, 0.0)] * counts.size
-        for gi, idx in enumerate(groups):
-            job = oi * len(groups) + gi
-            part_progress = None if progress is None else (lambda f, job=job: progress((job + f) / n_jobs))
-            part, scale = _order_sweep(others, prv_j, counts[idx], delta, level, eps_error, n_max,
-                                       cancel, part_progress)
-            used = max(used, scale * eps_error)
-            for i, b in zip(idx, part):
-                res[i] = b
+    for oi, order in enumerate(orders):
+        part = None if progress is None else (lambda f, oi=oi: progress((oi + f) / len(orders)))
+        res, u = _one_order(order, counts, delta, level, eps_error, n_max, cancel, part)
         per_order.append(res)
-    out = [Bounds(max(p[i].lower for p in per_order), max(p[i].estimate for p in per_order),
-                  max(p[i].upper for p in per_order)) for i in range(counts.size)]
+        used = max(used, u)
+    return _max_over(per_order), used
+
+
+def _max_over(per_order: list[list[Bounds]]) -> list[Bounds]:
+    return [Bounds(max(p[i].lower for p in per_order), max(p[i].estimate for p in per_order),
+                   max(p[i].upper for p in per_order)) for i in range(len(per_order[0]))]
+
+
+def _one_order(order, counts: np.ndarray, delta: float, level: float, eps_error: float, n_max: int,
+               cancel, progress) -> tuple[list[Bounds], float]:
+    """One order of the pair at every count, group by group (count_groups)."""
+    others, prv_j = order
+    groups = count_groups(counts)
+    res: list[Bounds] = [Bounds(0.0, 0.0, 0.0)] * counts.size
+    used = eps_error
+    for gi, idx in enumerate(groups):
+        part_progress = None if progress is None else (lambda f, gi=gi: progress((gi + f) / len(groups)))
+        part, scale = _order_sweep(others, prv_j, counts[idx], delta, level, eps_error, n_max,
+                                   cancel, part_progress)
+        used = max(used, scale * eps_error)
+        for i, b in zip(idx, part):
+            res[i] = b
+    return res, used
+
+
+def _screened(orders, counts, delta, level, eps_error, n_max, cancel, progress, screen
+              ) -> tuple[list[Bounds], float]:
+    """``sweep`` with the second order screened (see there)."""
+    done, lock = [0.0, 0.0, 0.0], threading.Lock()
+
+    def part(i: int):
+        if progress is None:
+            return None
+
+        def report(f: float) -> None:  # the first two side by side, then the third
+            with lock:
+                done[i] = max(done[i], f)
+                progress(0.8 * (done[0] + done[1]) / 2 + 0.2 * done[2])
+        return report
+    box: dict = {}
+
+    def coarse() -> None:
+        try:
+            box["coarse"] = _one_order(orders[1], counts, delta, level, screen * eps_error, n_max,
+                                       cancel, part(1))[0]
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+    th = threading.Thread(target=coarse, daemon=True, name="prvgui-screen")
+    th.start()
+    try:
+        first, used = _one_order(orders[0], counts, delta, level, eps_error, n_max, cancel, part(0))
+    finally:
+        th.join()
+    if "error" in box:
+        raise box["error"]
+    need = np.flatnonzero([not c.upper <= f.lower for c, f in zip(box["coarse"], first)])
+    out = list(first)
+    if need.size:
+        second, used_2 = _one_order(orders[1], counts[need], delta, level, eps_error, n_max, cancel, part(2))
+        used = max(used, used_2)
+        for i, b in zip(need, second):
+            out[i] = _max_over([[out[i]], [b]])[0]
+    if progress is not None:
+        progress(1.0)
     return out, used
 
 

@@ -30,7 +30,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QElapsedTimer, QMetaObject, QObject, Qt, QTimer, Signal, Slot
 
 from ..accounting.view_model import Estimate, Request, compute, estimate
 from .tasks import TaskRunner, failure_text
@@ -115,6 +115,7 @@ class Recomputer(QObject):
         self._state = "idle"
         self._clock = QElapsedTimer()
         self._closed = False
+        self._queued = False  # a run_now call is posted (``invalidate`` without debounce)
 
     # ------------------------------------------------------------ queries
     @property
@@ -145,17 +146,27 @@ class Recomputer(QObject):
 
     # ------------------------------------------------------------ commands
     def invalidate(self) -> None:
-        """The inputs changed: drop the running job and recompute after the debounce delay."""
+        """The inputs changed: drop the running job and recompute after the debounce delay (at
+        once without one)."""
         if self._closed:
             return
         self._runner.discard()
         self._waiting = None
-        self._timer.start()
+        if self._timer.interval() == 0:
+            # no debounce: submit as the next queued call, before the window repaints what the
+            # edit made stale (a zero timer fires after those repaints, ~20 ms later); edits of
+            # one pass of the event loop (a paste, a reset) still make one request
+            if not self._queued:
+                self._queued = True
+                QMetaObject.invokeMethod(self, "run_now", Qt.ConnectionType.QueuedConnection)
+        else:
+            self._timer.start()
         self._set_state("pending")
 
     @Slot()
     def run_now(self) -> None:
         """Snapshot the inputs and submit them now (skipping the debounce)."""
+        self._queued = False
         if self._closed:
             return
         self._timer.stop()
