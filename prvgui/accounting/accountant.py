@@ -585,7 +585,19 @@ class Accountant:
     def _delta_curve(self, eps: np.ndarray, level: float | None, progress, refine: bool = True):
         """(the curve's (lower, estimate, upper), the sides that decided it, their level)."""
         lvl = 1e-12 if level is None else level
-        out, sides = self._delta_curve_at(eps, lvl, progress)
+        known = self._composed_level() if level is None else None
+        out = None
+        if known is not None:
+            # a level composed already (the headline's) serves when its additive error is
+            # small against the answer, as that of a query at this delta would be planned
+            out, sides = self._delta_curve_at(eps, known, progress)
+            est_min = float(np.min(out[1])) if out[1].size else 1.0
+            if est_min > 0 and known <= error_level(est_min):
+                lvl, level = known, known
+            else:
+                out = None
+        if out is None:
+            out, sides = self._delta_curve_at(eps, lvl, progress)
         est_min = float(np.min(out[1])) if out[1].size else 1.0
         if level is None and 0 < est_min < 1e-6 and error_level(est_min) < lvl:
             # refine where the additive error is not small against the answer
@@ -597,6 +609,14 @@ class Accountant:
         if refine and 0 < est_min and fp > 0.01 * est_min:
             out, sides = self._delta_curve_at(eps, lvl, progress, extended=True)
         return out, sides, lvl
+
+    def _composed_level(self) -> float | None:
+        """The finest error level at which every order has been composed in float64 (in full or
+        screened), None if none."""
+        levels = [lvl for (o, lvl, ext, _) in list(self._cache) if not ext and o == self.orders[0]]
+        full = [lvl for lvl in levels
+                if all(any((o, lvl, False, sc) in self._cache for sc in (False, True)) for o in self.orders)]
+        return min(full, default=None)
 
     def _delta_curve_at(self, eps, level, progress, extended: bool = False):
         """((lower, estimate, upper), the sides that decided them)."""
