@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from prvgui.accounting import Gaussian, Laplace, PureDP, SubsampledGaussian, SubsampledLaplace
+from prvgui.accounting import Gaussian, Laplace, PureDP, RandomizedResponse, SubsampledGaussian, SubsampledLaplace
 from prvgui.accounting import compose as cmp
 from prvgui.accounting.errors import GridTooLarge
 from prvgui.accounting.band import band_limit, low_dft
@@ -165,3 +165,22 @@ def test_a_row_not_worth_low_dft_joins_the_band_path_through_its_fft():
     x, _, err = cmp.band_dft(rows[0][0], n, band)
     y, _, err_low = low_dft(rows[0][0], n, band)
     assert np.all(np.abs(x - y) <= err + err_low)
+
+
+@pytest.mark.parametrize("c,n", [(1500, 1 << 19), (240, 120000), (60, 46656), (800, 432000), (20, 1 << 16)])
+def test_the_band_screen_loses_nothing(c, n):
+    """band.may_pay says False only where band_limit's proof would find no band the band path
+    can use (none below n / 16 at which some row is worth low_dft)."""
+    from prvgui.accounting.band import may_pay, tv_band, worth_it
+    k_total = c + 5 + 3 + 1
+    h = 0.0092 * math.sqrt(2 / (k_total * 27))
+    rows = [(discretize(SubsampledGaussian(0.8, 0.01).prv(), h, 1e-16), c),
+            (discretize(Gaussian(20.0).prv(), h, 1e-16), 5),
+            (discretize(Laplace(10.0).prv(), h, 1e-16), 3),
+            (discretize(RandomizedResponse(0.1).prv(), h, 1e-16), 1)]
+    m_tv = tv_band(rows, n)
+    if m_tv is None:
+        return
+    if not may_pay(rows, n, n // 16, m_tv):
+        band = band_limit(rows, n)
+        assert band is None or band > n // 16 or not any(worth_it(n, band, d.pmf.size) for d, _ in rows)

@@ -88,6 +88,14 @@ def _tv_band(tvs: list[tuple[tuple[float, float, float], int]], n: int) -> int |
     return max(1, m) if m <= n // 2 else None
 
 
+def tv_band(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
+    """The total-variation band M_tv of ``band_limit`` (an upper bound on the band; None when
+    the rows do not fit the circle or no such band is found)."""
+    if any(d.pmf.size + 4 > n for d, _ in rows):
+        return None
+    return _tv_band([(_tv(d), k) for d, k in rows], n)
+
+
 def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
     """Smallest M such that prod_i |X_i,m|^{k_i} <= e^-700 for every M <= m <= n / 2 (up to
     the rigour of the bounds below), or None when no such M below n / 2 is found or the rows
@@ -101,21 +109,14 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
     Taylor series stops at a remainder of 7 / K (K the total count: it moves the log of the
     product by at most about 7 of its 700), not at low_dft's 1e-18.
     """
-    if any(d.pmf.size + 4 > n for d, _ in rows):
-        return None
-    m_tv = _tv_band([(_tv(d), k) for d, k in rows], n)
+    m_tv = tv_band(rows, n)
     if m_tv is None or m_tv <= 32:
         return m_tv
-    b_size = 1
-    while n % (2 * b_size) == 0 and 2 * b_size <= X_MAX * n / (math.pi * m_tv):
-        b_size *= 2
-    length = n // b_size
+    b_size, length, r_max, rem = _refinement(rows, n, m_tv)
     if length > (1 << 22):
         return m_tv  # no cheap refinement
     u = 2.0 ** -53
     x = math.pi * m_tv * b_size / n
-    # an error e on |X| moves k log|X| by about k e near the floor: keep that below 7 nats
-    r_max, rem = _terms(x, min(1e-3, 7.0 / sum(k for _, k in rows)))
     log_env = np.zeros(m_tv)
     mm = np.arange(m_tv, dtype=float)
     for d, k in rows:
@@ -135,6 +136,17 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
             log_env += k * np.log(np.minimum(1.0, np.abs(acc) + err))
     above = np.flatnonzero(log_env > LOG_FLOOR)
     return int(above[-1]) + 1 if above.size else 1
+
+
+def _refinement(rows: list[tuple[DiscretePRV, int]], n: int, m_tv: int) -> tuple[int, int, int, float]:
+    """band_limit's refinement below M_tv: (block size B, FFT length n / B, Taylor terms R, the
+    series' remainder)."""
+    b_size = 1
+    while n % (2 * b_size) == 0 and 2 * b_size <= X_MAX * n / (math.pi * m_tv):
+        b_size *= 2
+    # an error e on |X| moves k log|X| by about k e near the floor: keep that below 7 nats
+    r_max, rem = _terms(math.pi * m_tv * b_size / n, min(1e-3, 7.0 / sum(k for _, k in rows)))
+    return b_size, n // b_size, r_max, rem
 
 
 def _terms(x: float, tol: float = 1e-18) -> tuple[int, float]:
@@ -215,6 +227,39 @@ def worth_it(n: int, band: int, cells: int) -> bool:
     r_max, _ = _terms(math.pi * band * b_size / n)
     terms = band * -(-cells // b_size) * (r_max + 1)
     return 5 * terms < n * math.log2(max(n, 2))
+
+
+#: a direct sum's cost per cell against an FFT's per n log2 n (may_pay's choice; measured)
+PROBE_CELL = 125.0
+
+
+def may_pay(rows: list[tuple[DiscretePRV, int]], n: int, cap: int, m_tv: int) -> bool:
+    """Whether the band of ``rows`` on n points (at most ``m_tv``, tv_band) could be small
+    enough (at most ``cap`` and where ``worth_it`` holds for some row) for the band path to pay;
+    False only when the rows' transforms, raised to their counts, stay above e^-700 at the
+    first frequency past the largest such band (one direct sum per row, tried only when it
+    costs less than band_limit's refinement), so that band_limit's proof would be wasted. A
+    screen for speed: a wrong False only costs the band path."""
+    cap = min(cap, m_tv, n // 2)
+    if cap < 1 or any(worth_it(n, cap, d.pmf.size) for d, _ in rows):
+        return cap >= 1  # (worth_it falls as the band grows: any band up to cap pays)
+    _, length, r_max, _ = _refinement(rows, n, m_tv)
+    if PROBE_CELL * sum(d.pmf.size for d, _ in rows) > len(rows) * (r_max + 1) * length * math.log2(length):
+        return True  # the proof is cheaper than the probe
+    lo, hi = 0, cap  # the largest band at which some row pays, by bisection
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if any(worth_it(n, mid, d.pmf.size) for d, _ in rows) else (lo, mid)
+    if lo == 0:
+        return False
+    m, log_prod = lo + 1, 0.0
+    for d, k in rows:
+        j = np.arange(d.pmf.size, dtype=np.int64)
+        x = abs(complex(np.dot(d.pmf, np.exp((-2j * np.pi / n) * ((j * m) % n)))))
+        log_prod += k * math.log(x) if x > 0 else -math.inf
+        if log_prod <= LOG_FLOOR + 1:
+            return True  # below the floor there: the band may end before m
+    return False
 
 
 def _gamma(length: int) -> float:

@@ -39,7 +39,7 @@ from typing import Callable
 
 import numpy as np
 
-from .band import band_limit, band_logs, low_dft, product_error, worth_it
+from .band import band_limit, band_logs, low_dft, may_pay, product_error, tv_band, worth_it
 from .discretize import DiscretePRV
 from .errors import GridTooLarge, check_cancel
 from .window import PreparedRow, choose_window
@@ -423,8 +423,9 @@ def choose_band(rows: list[tuple[DiscretePRV, int]], n: int, h: float, agg_max: 
     """The proved band limit when the band path applies to these rows on n points: the band
     is small against n, evaluating the rows on it beats a length-n FFT, and the (decimated)
     inverse transform fits in n_max points. None otherwise."""
-    if not rows or n > BAND_N_MAX:
-        return None
+    m_tv = None if not rows or n > BAND_N_MAX else tv_band(rows, n)
+    if m_tv is None or not may_pay(rows, n, n // BAND_FRACTION, m_tv):
+        return None  # (tv_band: the cheap first step of band_limit's proof, an upper bound)
     band = band_limit(rows, n)
     if band is None or band > n // BAND_FRACTION \
             or not any(worth_it(n, band, d.pmf.size) for d, _ in rows):

@@ -22,7 +22,7 @@ from .errors import GridTooLarge, check_cancel
 from .pipeline import certify, coarsened, discretize_rows, make_plan
 from .profile import Bounds
 from .prv import PRV
-from .window import PreparedRow, choose_window
+from .window import PreparedRow, choose_windows
 
 #: at most this many counts per sweep
 MAX_COUNTS = 200
@@ -159,10 +159,7 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
     if prv_j is not None:
         dj = discretize_rows([(prv_j, 1)], plan, n_max)[0][0]
         prep_j = PreparedRow(dj)
-    windows = []
-    for c in cs:
-        rows_c = list(prep_o) + ([(prep_j, int(c))] if dj is not None and c > 0 else [])
-        windows.append(choose_window(rows_c, plan.e_w) if rows_c else (0.0, 0.0, 0.0))
+    windows = choose_windows(prep_o, prep_j if dj is not None else None, cs, plan.e_w)
     width = max(hi - lo for lo, hi, _ in windows)
     n = fft_len(int(math.ceil(width / h)) + 4, h, agg_max)
     # the widest band is that of the smallest count (0: the other rows alone); it serves all

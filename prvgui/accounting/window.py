@@ -118,3 +118,56 @@ def choose_window(rows: list[tuple[PreparedRow, int]], mass: float) -> tuple[flo
     else:
         out += mass / 2
     return lo, hi, out
+
+
+def choose_windows(fixed: list[tuple[PreparedRow, int]], row: PreparedRow | None, counts: np.ndarray,
+                   mass: float) -> list[tuple[float, float, float]]:
+    """``choose_window`` of the rows ``fixed`` plus ``row`` repeated c times, for each c of
+    ``counts`` (a steps curve's windows), the Chernoff search done for all counts at once. Each
+    count's bound is the minimum over the coarse lambdas and the union of the counts' fine
+    neighbourhoods: a superset of choose_window's candidates, so at least as tight, and valid
+    since any lambda gives a valid bound. (0, 0, 0) where nothing is composed."""
+    cs = np.asarray(counts, dtype=float) if row is not None else np.zeros(len(counts))
+    log_t = math.log(2.0 / mass)
+    lo_f = sum(k * (r.d.start * r.d.h + r.d.shift) for r, k in fixed)
+    hi_f = sum(k * ((r.d.start + r.d.pmf.size - 1) * r.d.h + r.d.shift) for r, k in fixed)
+    lo_all, hi_all = lo_f + cs * 0.0, hi_f + cs * 0.0
+    if row is not None:
+        d = row.d
+        lo_all = lo_all + cs * (d.start * d.h + d.shift)
+        hi_all = hi_all + cs * ((d.start + d.pmf.size - 1) * d.h + d.shift)
+
+    def bound(negative: bool) -> np.ndarray:
+        def g(idx: np.ndarray) -> np.ndarray:
+            total = sum((k * r.cgf(negative, idx) for r, k in fixed), np.zeros(idx.size))
+            per = total[None, :] + log_t
+            if row is not None:  # (a count of 0 adds nothing, even where the row's bound is inf)
+                per = per + np.where(cs[:, None] > 0, cs[:, None] * row.cgf(negative, idx)[None, :], 0.0)
+            return per / LAMBDAS[idx]
+        coarse = np.arange(0, LAMBDAS.size, COARSE)
+        vals = g(coarse)
+        best = coarse[np.argmin(vals, axis=1)]
+        near = np.unique(np.concatenate([np.arange(max(0, j - COARSE + 1), min(LAMBDAS.size, j + COARSE))
+                                         for j in np.unique(best)]))
+        return np.minimum(vals.min(axis=1), g(near).min(axis=1))
+
+    out = []
+    active = [bool(fixed) or (row is not None and c > 0) for c in cs]
+    if not any(active):
+        return [(0.0, 0.0, 0.0)] * len(cs)
+    hi, lo = bound(False), -bound(True)
+    for i, c in enumerate(cs):
+        if not active[i]:
+            out.append((0.0, 0.0, 0.0))
+            continue
+        h_i, l_i, err = float(hi[i]), float(lo[i]), 0.0
+        if h_i >= hi_all[i]:
+            h_i = float(hi_all[i])
+        else:
+            err += mass / 2
+        if l_i <= lo_all[i]:
+            l_i = float(lo_all[i])
+        else:
+            err += mass / 2
+        out.append((l_i, h_i, err))
+    return out
