@@ -10,7 +10,6 @@ within a factor of 4 share a mesh, the finest one their largest count needs.
 from __future__ import annotations
 
 import math
-import threading
 from typing import Callable, Sequence
 
 import numpy as np
@@ -58,8 +57,8 @@ def sweep(orders: Sequence[tuple[list[tuple[PRV, int]], PRV | None]], counts: np
     when it is trivial). Also returns the largest eps_error actually used (coarsened grids).
 
     ``screen`` > 1 with two orders: the second order is first swept ``screen`` times coarser,
-    in a second thread beside the first order's sweep, and swept in full only at the counts
-    where its coarse upper end exceeds the first's lower end. Elsewhere the first order's
+    and swept in full only at the counts where its coarse upper end exceeds the first's lower
+    end. Elsewhere the first order's
     bracket holds the max: e_2 <= coarse upper_2 <= lower_1 <= e_1."""
     if screen > 1 and len(orders) == 2:
         return _screened(orders, counts, delta, level, eps_error, n_max, cancel, progress, screen)
@@ -96,38 +95,18 @@ def _one_order(order, counts: np.ndarray, delta: float, level: float, eps_error:
 
 def _screened(orders, counts, delta, level, eps_error, n_max, cancel, progress, screen
               ) -> tuple[list[Bounds], float]:
-    """``sweep`` with the second order screened (see there)."""
-    done, lock = [0.0, 0.0, 0.0], threading.Lock()
-
-    def part(i: int):
-        if progress is None:
-            return None
-
-        def report(f: float) -> None:  # the first two side by side, then the third
-            with lock:
-                done[i] = max(done[i], f)
-                progress(0.8 * (done[0] + done[1]) / 2 + 0.2 * done[2])
-        return report
-    box: dict = {}
-
-    def coarse() -> None:
-        try:
-            box["coarse"] = _one_order(orders[1], counts, delta, level, screen * eps_error, n_max,
-                                       cancel, part(1))[0]
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-    th = threading.Thread(target=coarse, daemon=True, name="prvgui-screen")
-    th.start()
-    try:
-        first, used = _one_order(orders[0], counts, delta, level, eps_error, n_max, cancel, part(0))
-    finally:
-        th.join()
-    if "error" in box:
-        raise box["error"]
-    need = np.flatnonzero([not c.upper <= f.lower for c, f in zip(box["coarse"], first)])
+    """``sweep`` with the second order screened (see there). One thread: a second one beside
+    the first order's sweep saved little (both spend much of their time holding the GIL) and
+    starved the window's thread of it."""
+    def part(lo: float, hi: float):
+        return None if progress is None else (lambda f: progress(lo + (hi - lo) * f))
+    coarse, _ = _one_order(orders[1], counts, delta, level, screen * eps_error, n_max, cancel, part(0.0, 0.25))
+    first, used = _one_order(orders[0], counts, delta, level, eps_error, n_max, cancel, part(0.25, 0.9))
+    need = np.flatnonzero([not c.upper <= f.lower for c, f in zip(coarse, first)])
     out = list(first)
     if need.size:
-        second, used_2 = _one_order(orders[1], counts[need], delta, level, eps_error, n_max, cancel, part(2))
+        second, used_2 = _one_order(orders[1], counts[need], delta, level, eps_error, n_max, cancel,
+                                    part(0.9, 1.0))
         used = max(used, used_2)
         for i, b in zip(need, second):
             out[i] = _max_over([[out[i]], [b]])[0]
