@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
@@ -183,7 +185,7 @@ class ComputeView(QObject):
             if kind in result.pending:
                 if tab.result is not None:
                     tab.set_stale(UPDATING)
-            elif self._shown_curve.get(kind, self) is not getattr(result, kind, None):
+            elif not _same_curve(self._shown_curve.get(kind, self), getattr(result, kind, None)):
                 tab.show_result(result)  # first, or a refined curve (the profile's small end)
                 tab.set_stale(None)
                 self._shown_curve[kind] = getattr(result, kind, None)
@@ -234,3 +236,16 @@ class ComputeView(QObject):
         elif self.w.last_result is not None:
             self.w.results.set_stale("Out of date: the computation was cancelled (F5 computes again).")
             self._plots_stale()
+
+
+def _same_curve(a: object, b: object) -> bool:
+    """Whether two answers' curves are the same numbers (answers from the engine's process are
+    new objects each time: identity would redraw every plot on every partial answer)."""
+    if a is b:
+        return True
+    if a is None or b is None or not hasattr(a, "columns") or not hasattr(b, "columns"):
+        return False
+    if a.x_name != b.x_name or a.columns.keys() != b.columns.keys() or not np.array_equal(a.x, b.x):
+        return False
+    return all((u is None and v is None) or (u is not None and v is not None and np.array_equal(u, v))
+               for u, v in ((a.columns[k], b.columns[k]) for k in a.columns))

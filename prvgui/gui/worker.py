@@ -33,6 +33,7 @@ from typing import Callable
 from PySide6.QtCore import QElapsedTimer, QMetaObject, QObject, Qt, QTimer, Signal, Slot
 
 from ..accounting.view_model import Estimate, Request, compute, estimate
+from ..engine_host import default_engine
 from .tasks import TaskRunner, failure_text
 
 #: the delay between an edit and the start of its computation: none (the next keystroke cancels)
@@ -96,8 +97,10 @@ class Recomputer(QObject):
         if sys.getswitchinterval() > SWITCH_INTERVAL:
             sys.setswitchinterval(SWITCH_INTERVAL)
         self._factory = factory
-        self._compute = compute_fn or compute
-        self._estimate = estimate_fn or estimate
+        # the engine runs in a process of its own (engine_host.py) unless a test brings its own
+        engine = default_engine() if compute_fn is None or estimate_fn is None else None
+        self._compute = compute_fn or (engine.compute if engine is not None else compute)
+        self._estimate = estimate_fn or (engine.estimate if engine is not None else estimate)
         self.limits = limits
         self._waiting: tuple[Request, object] | None = None
         self._estimated.connect(self._on_estimated)

@@ -1,0 +1,231 @@
+"""The engine in a process of its own, for the window.
+
+In one process the engine's Python code and the window's thread share the GIL: on a 2-core
+machine the event loop stalled for 40-110 ms at a time while a steps curve was swept. Here the
+window's worker thread hands each request to a child process (``RemoteEngine``) and waits on a
+pipe, holding no GIL while it waits: the child sends progress, each partial Result and the
+answer (or the error) back, and a shared event cancels it. The child imports no Qt (it is
+started with "spawn": forking a process with Qt's threads is unsafe), runs 5 nicer than the
+window (Linux) and keeps the engine's caches (reuse.py) warm between requests.
+
+``RemoteEngine.compute`` and ``.estimate`` have view_model's signatures. ``default_engine()``
+is the process-wide one, or None when the environment says ``PRVGUI_ENGINE=thread`` (the
+window then computes in its worker thread, as before) or no child can be started.
+"""
+from __future__ import annotations
+
+import atexit
+import multiprocessing as mp
+import os
+import pickle
+import sys
+import threading
+import time
+import traceback
+from typing import Callable
+
+from .accounting.errors import Cancelled
+
+#: the child sends progress at most this often (seconds; the worker throttles it further)
+PROGRESS_EVERY = 0.02
+#: how often the waiting side looks at its cancel token (seconds)
+POLL = 0.005
+#: how much nicer than the window the child runs (Linux; as tasks.WORKER_NICENESS)
+NICENESS = 5
+#: after this many children in a row die before a word, requests run in the caller's process
+SILENT_DEATHS = 2
+
+
+def _serve(conn, cancel) -> None:
+    """The child's loop: (kind, job id, request) in; progress, partial answers and the answer
+    (or error) out, each tagged with the job id."""
+    if sys.platform == "linux":
+        try:
+            os.nice(NICENESS)
+        except OSError:
+            pass
+    from .accounting import view_model
+    while True:
+        try:
+            kind, jid, request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if kind == "stop":
+            return
+        try:
+            if kind == "estimate":
+                out = view_model.estimate(request)
+            else:
+                last = [-1.0]
+
+                def progress(f: float, text: str, jid=jid) -> None:
+                    now = time.perf_counter()
+                    if now - last[0] >= PROGRESS_EVERY or f >= 1.0:
+                        last[0] = now
+                        conn.send(("progress", jid, (f, text)))
+                out = view_model.compute(request, progress=progress, cancel=cancel.is_set,
+                                         partial=lambda res, jid=jid: conn.send(("partial", jid, res)))
+            conn.send(("done", jid, out))
+        except Cancelled:
+            conn.send(("cancelled", jid, None))
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the window
+            conn.send(("error", jid, _portable(exc)))
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` if it survives pickling, else one that does with its message (a MemoryError or a
+    ValueError stays one: the window's words depend on it); the child's traceback goes to its
+    stderr."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001 - e.g. an __init__ that takes other arguments
+        traceback.print_exception(exc, file=sys.stderr)
+        kind = next((k for k in (MemoryError, ValueError) if isinstance(exc, k)), RuntimeError)
+        return kind(str(exc) or type(exc).__name__)
+
+
+class EngineStopped(RuntimeError):
+    """The engine's process ended while it worked (it is started again for the next request)."""
+
+
+class RemoteEngine:
+    """One child process, one request at a time (callers from several threads wait their turn)."""
+
+    def __init__(self) -> None:
+        self._ctx = mp.get_context("spawn")
+        self._lock = threading.Lock()
+        self._proc = None
+        self._conn = None
+        self._cancel = self._ctx.Event()
+        self._job = 0
+        self._heard = False  # the current job has had a message from the child
+        self._silent = 0  # children in a row that died before saying anything
+
+    def start(self) -> None:
+        """Start the child now (its imports take a moment; the first request would wait)."""
+        with self._lock:
+            self._ensure()
+
+    def _ensure(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            return
+        ours, theirs = self._ctx.Pipe()
+        proc = self._ctx.Process(target=_serve, args=(theirs, self._cancel), daemon=True,
+                                 name="prvgui-engine")
+        proc.start()
+        theirs.close()
+        self._proc, self._conn = proc, ours
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._proc is None:
+                return
+            try:
+                self._conn.send(("stop", 0, None))
+            except (OSError, ValueError):
+                pass
+            self._proc.join(2.0)
+            if self._proc.is_alive():
+                self._proc.terminate()
+            self._proc = self._conn = None
+
+    def estimate(self, request):
+        return self._call("estimate", request)
+
+    def compute(self, request, progress: Callable[[float, str], None] | None = None,
+                cancel: Callable[[], bool] | None = None, partial: Callable | None = None):
+        return self._call("compute", request, progress, cancel, partial)
+
+    def _call(self, kind: str, request, progress=None, cancel=None, partial=None):
+        if self._silent >= SILENT_DEATHS:  # a child that cannot work here: compute in this process
+            from .accounting import view_model
+            if kind == "estimate":
+                return view_model.estimate(request)
+            return view_model.compute(request, progress=progress, cancel=cancel, partial=partial)
+        with self._lock:
+            self._ensure()
+            self._job += 1
+            jid = self._job
+            self._cancel.clear()
+            try:
+                self._conn.send((kind, jid, request))
+                tag, payload = self._wait(jid, progress, cancel, partial)
+            except (EOFError, OSError):
+                code = self._proc.exitcode if self._proc is not None else None
+                self._proc = self._conn = None
+                self._silent = self._silent + 1 if not self._heard else 0
+                raise EngineStopped(f"the engine's process stopped (exit code {code}); "
+                                    "it starts again with the next change") from None
+            except BaseException:
+                # a callback failed: stop the child's job and wait for its end before the next
+                self._cancel.set()
+                self._drain(jid)
+                raise
+        self._silent = 0
+        if tag == "done":
+            return payload
+        if tag == "cancelled":
+            raise Cancelled("computation cancelled")
+        raise payload
+
+    def _wait(self, jid: int, progress, cancel, partial) -> tuple[str, object]:
+        """Pass on progress and partial answers until job ``jid`` ends: (its tag, its payload)."""
+        self._heard = False
+        while True:
+            if cancel is not None and not self._cancel.is_set() and cancel():
+                self._cancel.set()  # the child raises Cancelled at its next check
+            if not self._conn.poll(POLL):
+                if not self._proc.is_alive():
+                    raise EOFError
+                continue
+            tag, got, payload = self._conn.recv()
+            self._heard = True
+            if got != jid:
+                continue  # (a message of an abandoned job)
+            if tag == "progress":
+                if progress is not None:
+                    progress(*payload)
+            elif tag == "partial":
+                if partial is not None:
+                    partial(payload)
+            else:
+                return tag, payload
+
+    def _drain(self, jid: int) -> None:
+        """Read until job ``jid`` has ended (or the child has)."""
+        try:
+            while True:
+                if not self._conn.poll(POLL):
+                    if not self._proc.is_alive():
+                        raise EOFError
+                    continue
+                tag, got, _ = self._conn.recv()
+                if got == jid and tag in ("done", "cancelled", "error"):
+                    return
+        except (EOFError, OSError):
+            self._proc = self._conn = None
+
+
+_default: RemoteEngine | None = None
+_default_lock = threading.Lock()
+
+
+def default_engine() -> RemoteEngine | None:
+    """The process-wide engine (started at the first call), or None when ``PRVGUI_ENGINE`` is
+    "thread" or a child cannot be started."""
+    global _default
+    if os.environ.get("PRVGUI_ENGINE", "process") == "thread":
+        return None
+    with _default_lock:
+        if _default is None:
+            engine = RemoteEngine()
+            try:
+                engine.start()
+            except Exception as exc:  # noqa: BLE001 - the window then computes in its thread
+                print(f"prvgui: no engine process ({exc}); computing in the window's process",
+                      file=sys.stderr)
+                return None
+            _default = engine
+            atexit.register(engine.stop)
+        return _default

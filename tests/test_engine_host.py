@@ -1,0 +1,97 @@
+"""The window's engine process (engine_host.py): the same answers as in-process, progress and
+partial answers on the way, cancel, errors and a dead child."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from prvgui.accounting import view_model as vm
+from prvgui.accounting.errors import Cancelled
+from prvgui.accounting.mechanisms import Laplace, Row, SubsampledGaussian
+from prvgui.engine_host import EngineStopped, RemoteEngine, default_engine
+
+
+@pytest.fixture(scope="module")
+def engine():
+    eng = RemoteEngine()
+    eng.start()
+    yield eng
+    eng.stop()
+
+
+def request(sigma: float = 1.0, eps_error: float = 0.05, **kw) -> vm.Request:
+    rows = (Row(SubsampledGaussian(sigma, 0.01), 2000), Row(Laplace(5.0), 3))
+    return vm.Request(rows, 1e-5, 1.0, eps_error, **kw)
+
+
+def test_the_same_answer_as_in_process_with_progress_and_partial_answers(engine):
+    req = request(profile_points=20, tradeoff_points=11, steps_row=0, steps_points=8)
+    seen, parts = [], []
+    got = engine.compute(req, progress=lambda f, t: seen.append(f), cancel=lambda: False,
+                         partial=parts.append)
+    here = vm.compute(req)
+    assert got.epsilon == here.epsilon and got.delta == here.delta
+    assert list(got.steps.columns["upper"]) == list(here.steps.columns["upper"])
+    assert parts and parts[0].pending and not got.pending and seen and max(seen) == 1.0
+    assert engine.estimate(req) == vm.estimate(req)
+
+
+def test_errors_come_back_with_their_message(engine):
+    with pytest.raises(ValueError, match="Target δ must be greater than 0 and less than 1; you typed 2"):
+        engine.compute(vm.Request(request().rows, 2.0, None, 0.05))
+    assert engine.compute(request()).epsilon.upper > 0  # and the engine goes on
+
+
+def test_cancel_stops_the_child_and_the_next_request_runs(engine):
+    slow = request(sigma=0.6, eps_error=0.002, profile_points=100, tradeoff_points=101, steps_row=0,
+                   steps_points=40)
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    t0 = time.perf_counter()
+    with pytest.raises(Cancelled):
+        engine.compute(slow, cancel=stop.is_set)
+    assert time.perf_counter() - t0 < 5.0
+    assert engine.compute(request()).epsilon == vm.compute(request()).epsilon
+
+
+def test_a_failing_callback_stops_the_job(engine):
+    def boom(res):
+        raise KeyError("window gone")
+    with pytest.raises(KeyError):
+        engine.compute(request(profile_points=10), partial=boom)
+    assert engine.compute(request()).epsilon == vm.compute(request()).epsilon
+
+
+def test_a_child_that_dies_at_work_is_reported_and_replaced(engine):
+    slow = request(sigma=0.6, eps_error=0.002, profile_points=100, tradeoff_points=101, steps_row=0,
+                   steps_points=40)
+    proc = engine._proc
+    threading.Timer(0.3, proc.kill).start()
+    with pytest.raises(EngineStopped, match="stopped"):
+        engine.compute(slow)
+    assert engine.compute(request()).epsilon == vm.compute(request()).epsilon
+    assert engine._proc is not proc
+
+
+def test_thread_mode_has_no_engine(monkeypatch):
+    monkeypatch.setenv("PRVGUI_ENGINE", "thread")
+    assert default_engine() is None
+    monkeypatch.setenv("PRVGUI_ENGINE", "process")
+    assert os.environ["PRVGUI_ENGINE"] == "process" and default_engine() is not None
+
+
+def test_a_child_that_cannot_work_leaves_the_work_to_this_process(monkeypatch):
+    eng = RemoteEngine()
+    monkeypatch.setattr("prvgui.engine_host._serve", _die)
+    for _ in range(2):
+        with pytest.raises(EngineStopped):
+            eng.compute(request())
+    assert eng.compute(request()).epsilon == vm.compute(request()).epsilon  # in this process
+    eng.stop()
+
+
+def _die(conn, cancel) -> None:
+    raise SystemExit(3)
