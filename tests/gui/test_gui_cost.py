@@ -106,12 +106,14 @@ def test_cheap_settings_start_without_asking(qtbot, cost_window, calls):
 
 
 def test_the_progress_bar_moves_during_a_composition(qtbot, window, monkeypatch):
+    from prvgui.gui import compute_view as compute_view_mod
     from prvgui.gui import worker as worker_mod
     from prvgui.accounting import compose as compose_mod
     from prvgui.accounting import discretize as disc_mod
     monkeypatch.setattr(compose_mod, "POWER_CHUNK", 1 << 12)
     monkeypatch.setattr(disc_mod, "EDGE_CHUNK", 1 << 12)
     monkeypatch.setattr(worker_mod, "PROGRESS_EVERY", 0.0)  # every report the engine makes
+    monkeypatch.setattr(compute_view_mod, "PROGRESS_SHOWN_S", 0.0)  # ... and the bar shows each
     values = []
     window.progress.valueChanged.connect(values.append)
     rows = [RowSpec("laplace", {"scale": 10.0, "sensitivity": 1.0}, 50, "counts"),
@@ -135,3 +137,16 @@ def test_progress_reaches_the_window_at_most_once_per_interval_and_at_the_end():
     report(1.0, "done")
     assert got[0] == (0.0, "composing") and got[-1] == (1.0, "done")
     assert len(got) <= 3  # 1000 reports in far less than a second: the first, the end, maybe one
+
+
+def test_the_progress_bar_moves_at_most_every_tenth_of_a_second_and_at_the_end(window):
+    from prvgui.gui import compute_view as compute_view_mod
+    values = []
+    window.progress.valueChanged.connect(values.append)
+    view = window.computing
+    for i in range(200):  # a burst of reports within a few ms
+        view._on_progress(i / 200, "composing")
+    assert 1 <= len(values) <= 2
+    view._on_progress(1.0, "done")
+    assert values[-1] == 1000
+    assert compute_view_mod.PROGRESS_SHOWN_S == 0.1
