@@ -60,6 +60,8 @@ class ComputeView(QObject):
         self.prompt = window.results.prompt
         self._estimate_text = ""
         self._progress_at = -math.inf  # when the progress bar last moved (time.monotonic)
+        self._latest = None  # the latest partial answer and its document, while parts wait
+        self._draining = False  # a _show_next call is queued
         #: the request whose answers are on show, and which parts of it ("headline", plot kinds)
         self._shown_id, self._shown = -1, set()
         #: the curve each plot tab draws for that request (a new object: draw it again)
@@ -180,34 +182,60 @@ class ComputeView(QObject):
             for tab in self.w.plots.values():
                 tab.clear("Not computed yet (see the note above the results).")
 
-    def _show_parts(self, result, snapshot) -> None:
+    def _show_parts(self, result, snapshot, limit: int | None = None) -> bool:
         """Show what ``result`` holds that is not on show yet: the headline once, each plot
-        whose curve is no longer pending once; the plots still pending are marked."""
+        whose curve is no longer pending once (the visible one first); the plots still pending
+        are marked. At most ``limit`` of those (None: all); returns whether some are left."""
         w = self.w
         if result.request.request_id != self._shown_id:
             self._shown_id, self._shown, self._shown_curve = result.request.request_id, set(), {}
         w.last_result, w.last_doc = result, snapshot
+        done = 0
         # the results panel (and the risk panel it feeds) again when delta or the risk arrive
         head = ("headline",) + tuple(p for p in ("delta", "risk") if p not in result.pending)
         if head not in self._shown or not result.pending:
             w.results.show_result(result)  # and the complete answer at the end (time, notes, risk)
             self._shown.add(head)
-        for kind, tab in w.plots.items():
+            done += 1
+        tabs = sorted(w.plots.items(), key=lambda kv: not kv[1].isVisible())
+        for kind, tab in tabs:
             if kind in result.pending:
                 if tab.result is not None:
                     tab.set_stale(UPDATING)
             elif not _same_curve(self._shown_curve.get(kind, self), getattr(result, kind, None)):
+                if limit is not None and done >= limit:
+                    return True
                 tab.show_result(result)  # first, or a refined curve (the profile's small end)
                 tab.set_stale(None)
                 self._shown_curve[kind] = getattr(result, kind, None)
+                done += 1
             elif not result.pending:
                 tab.result = result  # the complete answer; its curve is the one drawn
+        return False
 
     def _on_partial(self, result, snapshot) -> None:
-        self._show_parts(result, snapshot)
+        # one part now, the rest one per pass of the event loop (input and repaints between
+        # them): two answers that arrive together would otherwise hold the loop for 40 ms+
+        self._latest = (result, snapshot)
+        if not self._draining and self._show_parts(result, snapshot, limit=1):
+            self._draining = True
+            QTimer.singleShot(0, self._show_next)
         self.set_status(f"ε ready; computing {', '.join(PART_WORDS.get(p, p) for p in result.pending)}…")
 
+    def _show_next(self) -> None:
+        """One more part of the latest partial answer, if it is still the current request's."""
+        self._draining = False
+        if self._latest is None:
+            return
+        result, snapshot = self._latest
+        if result.request.request_id != self.recomputer.submitted:
+            return  # superseded: its parts must not show as current
+        if self._show_parts(result, snapshot, limit=1):
+            self._draining = True
+            QTimer.singleShot(0, self._show_next)
+
     def _on_result(self, result, snapshot) -> None:
+        self._latest = None  # (the complete answer shows at once, all of it)
         self._show_parts(result, snapshot)
         self.elapsed.setText(f"{result.elapsed:.2f} s")
         self.set_status(f"Done in {result.elapsed:.2f} s.")
