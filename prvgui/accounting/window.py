@@ -87,46 +87,22 @@ class PreparedRow:
         return row[idx]
 
 
-def _chernoff(rows: list[tuple[PreparedRow, int]], negative: bool, log_t: float) -> float:
-    """min over LAMBDAS of (sum k cgf(+-lambda) + log_t) / lambda: a bound b with
-    P(+-S~ >= b) <= e^-log_t. The objective is quasi-convex in lambda (a convex function plus
-    a constant, over lambda), so its grid minimum lies next to the best of every COARSE-th
-    lambda; any lambda gives a valid bound, so the search can only cost width, never validity."""
-    def g(idx: np.ndarray) -> np.ndarray:
-        return (sum(k * r.cgf(negative, idx) for r, k in rows) + log_t) / LAMBDAS[idx]
-    coarse = np.arange(0, LAMBDAS.size, COARSE)
-    vals = g(coarse)
-    j = int(coarse[int(np.argmin(vals))])
-    fine = np.arange(max(0, j - COARSE + 1), min(LAMBDAS.size, j + COARSE))
-    return float(min(vals.min(), g(fine).min()))
-
-
 def choose_window(rows: list[tuple[PreparedRow, int]], mass: float) -> tuple[float, float, float]:
     """An interval [lo, hi] and a bound (<= ``mass``) on P(S~ outside it)."""
-    lo_all = sum(k * (r.d.start * r.d.h + r.d.shift) for r, k in rows)
-    hi_all = sum(k * ((r.d.start + r.d.pmf.size - 1) * r.d.h + r.d.shift) for r, k in rows)
-    log_t = math.log(2.0 / mass)
-    hi = _chernoff(rows, False, log_t)
-    lo = -_chernoff(rows, True, log_t)
-    out = 0.0
-    if hi >= hi_all:
-        hi = hi_all
-    else:
-        out += mass / 2
-    if lo <= lo_all:
-        lo = lo_all
-    else:
-        out += mass / 2
-    return lo, hi, out
+    return choose_windows(rows, None, np.zeros(1), mass)[0]
 
 
 def choose_windows(fixed: list[tuple[PreparedRow, int]], row: PreparedRow | None, counts: np.ndarray,
                    mass: float) -> list[tuple[float, float, float]]:
     """``choose_window`` of the rows ``fixed`` plus ``row`` repeated c times, for each c of
-    ``counts`` (a steps curve's windows), the Chernoff search done for all counts at once. Each
-    count's bound is the minimum over the coarse lambdas and the union of the counts' fine
-    neighbourhoods: a superset of choose_window's candidates, so at least as tight, and valid
-    since any lambda gives a valid bound. (0, 0, 0) where nothing is composed."""
+    ``counts`` (a steps curve's windows), the Chernoff search done for all counts at once.
+
+    Each side's bound is min over LAMBDAS of (sum k cgf(+-lambda) + log(2 / mass)) / lambda, so
+    that P(+-S~ >= b) <= mass / 2. The objective is quasi-convex in lambda (a convex function
+    plus a constant, over lambda), so its grid minimum lies next to the best of every COARSE-th
+    lambda: each count looks there and in the union of all counts' neighbourhoods of their
+    best (a superset of its own). Any lambda gives a valid bound, so the search can only cost
+    width, never validity. (0, 0, 0) where nothing is composed."""
     cs = np.asarray(counts, dtype=float) if row is not None else np.zeros(len(counts))
     log_t = math.log(2.0 / mass)
     lo_f = sum(k * (r.d.start * r.d.h + r.d.shift) for r, k in fixed)
