@@ -161,10 +161,16 @@ class Recomputer(QObject):
             # one pass of the event loop (a paste, a reset) still make one request
             if not self._queued:
                 self._queued = True
-                QMetaObject.invokeMethod(self, "run_now", Qt.ConnectionType.QueuedConnection)
+                QMetaObject.invokeMethod(self, "_run_queued", Qt.ConnectionType.QueuedConnection)
         else:
             self._timer.start()
         self._set_state("pending")
+
+    @Slot()
+    def _run_queued(self) -> None:
+        """``invalidate``'s queued start, unless cancel() or a start came first."""
+        if self._queued:
+            self.run_now()
 
     @Slot()
     def run_now(self) -> None:
@@ -219,6 +225,7 @@ class Recomputer(QObject):
     def cancel(self) -> None:
         """Stop the latest job (the Cancel button)."""
         self._timer.stop()
+        self._queued = False
         if self._runner.is_running():
             self._runner.cancel()
             self._set_state("cancelling")
@@ -234,6 +241,7 @@ class Recomputer(QObject):
             return
         self._closed = True
         self._waiting = None
+        self._queued = False
         self._timer.stop()
         self._runner.shutdown()
         self._set_state("idle")

@@ -219,6 +219,26 @@ def test_cancel_while_pending_stops_the_debounce(qtbot, fake):
     assert engine.calls == [] and rec.state == "idle"
 
 
+def test_without_debounce_an_edit_starts_on_the_next_pass_and_cancel_still_stops_it(qtbot):
+    engine = FakeEngine()
+    engine.release.set()
+    requests = [Request((), delta=1e-5)]
+    rec = Recomputer(lambda: (requests[-1], "context"), compute_fn=engine, debounce_ms=0)
+    try:
+        rec.invalidate()
+        rec.invalidate()  # two edits in one pass of the event loop: one request
+        assert rec.state == "pending" and engine.calls == []
+        qtbot.waitUntil(lambda: rec.state == "idle" and len(engine.calls) == 1)
+        rec.invalidate()
+        with qtbot.waitSignal(rec.cancelled):
+            rec.cancel()  # before the queued start ran: it must not run
+        with qtbot.assertNotEmitted(rec.state_changed, wait=100):
+            pass
+        assert len(engine.calls) == 1 and rec.state == "idle"
+    finally:
+        rec.shutdown()
+
+
 # ------------------------------------------------------------------ steps row selector
 def test_steps_choice_follows_rows(qtbot):
     doc = Document([RowSpec("gaussian", {"sigma": 1.0}, 5, "a"), RowSpec("laplace", {"scale": 1.0}, 50, "b"),
