@@ -5,7 +5,8 @@ The mesh is planned for the largest count (pipeline.py), each row is discretised
 transformed once, the other rows' product is formed once, and each count costs one power of a
 band-limited spectrum and one (decimated) inverse transform. Every point is certified on its
 own: its own Hoeffding term with its own K, its own Chernoff window (pipeline.certify). Counts
-within a factor of 4 share a mesh, the finest one their largest count needs.
+within a factor of 4 share a mesh, the finest one their largest count needs. With two orders,
+the one a caller knows to be dominated is screened by a coarse sweep first (``sweep``).
 """
 from __future__ import annotations
 
@@ -58,8 +59,7 @@ def sweep(orders: Sequence[tuple[list[tuple[PRV, int]], PRV | None]], counts: np
 
     ``screen`` > 1 with two orders: the second order is first swept ``screen`` times coarser,
     and swept in full only at the counts where its coarse upper end exceeds the first's lower
-    end. Elsewhere the first order's
-    bracket holds the max: e_2 <= coarse upper_2 <= lower_1 <= e_1."""
+    end. Elsewhere the first order's bracket holds the max: e_2 <= coarse upper_2 <= lower_1 <= e_1."""
     if screen > 1 and len(orders) == 2:
         return _screened(orders, counts, delta, level, eps_error, n_max, cancel, progress, screen)
     per_order, used = [], eps_error
