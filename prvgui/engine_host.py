@@ -30,10 +30,30 @@ from .accounting.errors import Cancelled
 PROGRESS_EVERY = 0.02
 #: how often the waiting side looks at its cancel token (seconds)
 POLL = 0.005
-#: how much nicer than the window the child runs (Linux; as tasks.WORKER_NICENESS)
+#: how much nicer than the window the child, and a worker thread that computes, run (Linux)
 NICENESS = 5
 #: after this many children in a row die before a word, requests run in the caller's process
 SILENT_DEATHS = 2
+
+
+_niced = threading.local()
+
+
+def lower_thread_priority(niceness: int = NICENESS) -> None:
+    """Make the calling (worker) thread ``niceness`` nicer than it is, once per thread: on two
+    cores a computing thread otherwise takes the CPU from the window's thread for tens of ms at
+    a time. Threads it starts inherit it; it cannot be undone (raising a priority needs
+    privileges). Linux only: there a thread id is a valid target of setpriority; elsewhere the
+    call could name a process. Never the main thread (a script's own)."""
+    if sys.platform != "linux" or getattr(_niced, "done", False) \
+            or threading.current_thread() is threading.main_thread():
+        return
+    _niced.done = True
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
+    except (OSError, AttributeError):
+        pass  # not allowed or not supported: the window is only less smooth
 
 
 def _serve(conn, cancel) -> None:
@@ -140,6 +160,7 @@ class RemoteEngine:
     def _call(self, kind: str, request, progress=None, cancel=None, partial=None):
         if self._silent >= SILENT_DEATHS:  # a child that cannot work here: compute in this process
             from .accounting import view_model
+            lower_thread_priority()  # (the caller's worker thread computes now, beside the window)
             if kind == "estimate":
                 return view_model.estimate(request)
             return view_model.compute(request, progress=progress, cancel=cancel, partial=partial)

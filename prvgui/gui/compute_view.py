@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 #: the progress bar moves at most this often (seconds)
 PROGRESS_SHOWN_S = 0.1
+#: the next part of a partial answer shows this long after the last (ms): a timer, not a queued
+#: call (a zero-delay single shot is one), so that the event loop's other timers and input,
+#: not only the repaints the last part posted, get their turn between two parts
+PART_GAP_MS = 1
 #: estimates at least this long are shown beside the progress ("about 12 s")
 SHOW_ESTIMATE_SECONDS = 2.0
 #: the note on a plot whose curves are for the previous inputs while its new ones are computed
@@ -166,7 +170,12 @@ class ComputeView(QObject):
         if fraction < 1.0 and now - self._progress_at < PROGRESS_SHOWN_S:
             return
         self._progress_at = now
+        # QProgressBar.setValue repaints at once, and a repaint paints every widget of the
+        # window that waits for one (a plot just given its curves: 10-20 ms in this handler);
+        # with updates off it only schedules the paint for the next pass of the event loop
+        self.progress.setUpdatesEnabled(False)
         self.progress.setValue(int(1000 * max(0.0, min(1.0, fraction))))
+        self.progress.setUpdatesEnabled(True)
         self.set_status(f"Computing: {text}{self._estimate_text}…")
 
     def _on_confirm_needed(self, estimate: Estimate) -> None:
@@ -215,11 +224,13 @@ class ComputeView(QObject):
 
     def _on_partial(self, result, snapshot) -> None:
         # one part now, the rest one per pass of the event loop (input and repaints between
-        # them): two answers that arrive together would otherwise hold the loop for 40 ms+
+        # them): answers that arrive together, each showing a part, would otherwise hold the
+        # loop for 40 ms+; after a part the next pass looks again, whatever came meanwhile
         self._latest = (result, snapshot)
-        if not self._draining and self._show_parts(result, snapshot, limit=1):
+        if not self._draining:
+            self._show_parts(result, snapshot, limit=1)
             self._draining = True
-            QTimer.singleShot(0, self._show_next)
+            QTimer.singleShot(PART_GAP_MS, self._show_next)
         self.set_status(f"ε ready; computing {', '.join(PART_WORDS.get(p, p) for p in result.pending)}…")
 
     def _show_next(self) -> None:
@@ -232,7 +243,7 @@ class ComputeView(QObject):
             return  # superseded: its parts must not show as current
         if self._show_parts(result, snapshot, limit=1):
             self._draining = True
-            QTimer.singleShot(0, self._show_next)
+            QTimer.singleShot(PART_GAP_MS, self._show_next)
 
     def _on_result(self, result, snapshot) -> None:
         self._latest = None  # (the complete answer shows at once, all of it)

@@ -85,6 +85,10 @@ class PlotTab(QWidget):
         self._note: tuple[str, bool] | None = None
         self._caption: str | None = None
         self._pinned: tuple[str, object] | None = None
+        #: while ``set_curves`` runs: the bands whose curves changed, drawn once at its end
+        self._held_bands: list | None = None
+        self._title_html: str | None = ""
+        self._axis_labels: dict[str, str] = {}
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         bar = QHBoxLayout()
@@ -125,8 +129,8 @@ class PlotTab(QWidget):
         self.stale_label.move(64, 26)  # below the title line, inside the axes
         self.stale_label.hide()
         self.plot_item.showGrid(x=True, y=True, alpha=0.25)
-        self.plot_item.setLabel("bottom", self.x_label)
-        self.plot_item.setLabel("left", self.y_label)
+        self.set_axis_label("bottom", self.x_label)
+        self.set_axis_label("left", self.y_label)
         self.legend = self.plot_item.addLegend(offset=self.legend_offset, labelTextSize="9pt")
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self.legend.setPen(pg.mkPen("#bbb"))
@@ -250,10 +254,36 @@ class PlotTab(QWidget):
         return band.getRegion()[1] if band is not None and band.isVisible() else None
 
     def set_marker(self, line: pg.InfiniteLine, value: float | None, label: str | None = None) -> None:
+        old = next(v for m, v in self._markers if m is line)
+        same_label = label is None or line.label is None or line.label.format == label
+        if same_label and (old == value or (old is None and value is None)) and line.isVisible() == (
+                value is not None and math.isfinite(value)
+                and (value > 0 or not self._log_for(line))):
+            return  # nothing moves: no new label layout, no repaint
         self._markers = [(m, value if m is line else v) for m, v in self._markers]
         if label is not None and line.label is not None:
             line.label.setFormat(label)
         self._place_marker(line, value)
+
+    def set_axis_label(self, axis: str, text: str) -> None:
+        """The label of axis ``axis`` ("bottom", "left"), set only when it changes (a new label
+        costs the plot a layout pass)."""
+        if self._axis_labels.get(axis) != text:
+            self._axis_labels[axis] = text
+            self.plot_item.setLabel(axis, text)
+
+    def set_curves(self, names, x, columns) -> None:
+        """``set_curve(name, x, columns.get(name))`` for each name (x None: hide them all); a
+        band between two of them is drawn once, not once per edge."""
+        self._held_bands = []
+        try:
+            for name in names:
+                self.set_curve(name, x, columns.get(name) if x is not None else None)
+        finally:
+            held, self._held_bands = self._held_bands, None
+        for band in self._bands:
+            if any(b is band for b in held):
+                self._draw_band(*band)
 
     def set_curve(self, name: str, x, y) -> None:
         """Give curve ``name`` new data (None for y hides it and removes it from the legend)."""
@@ -266,6 +296,7 @@ class PlotTab(QWidget):
                 self.legend.removeItem(item)
                 self._in_legend.discard(name)
             self.legend.setVisible(bool(self._in_legend))
+            self._bands_of(name)  # a band along it goes with it
             return
         self._raw[name] = (np.asarray(x, dtype=float), np.asarray(y, dtype=float))
         item.setVisible(True)
@@ -341,8 +372,12 @@ class PlotTab(QWidget):
             parts.append(f"<span style='color: {'#b71c1c' if error else '#555'}'>{html.escape(text)}</span>")
         if self._caption:
             parts.append(f"<span style='color: #333'>{html.escape(self._caption)}</span>")
-        if parts:
-            self.plot_item.setTitle("<br>".join(parts), size="9pt")
+        title = "<br>".join(parts) if parts else None
+        if title == self._title_html:
+            return  # (a new title costs the plot a layout pass)
+        self._title_html = title
+        if title is not None:
+            self.plot_item.setTitle(title, size="9pt")
         else:
             self.plot_item.setTitle(None)
 
@@ -364,9 +399,16 @@ class PlotTab(QWidget):
     def _draw(self, name: str) -> None:
         x, y = self._masked(*self._raw[name])
         self.curves[name].setData(x, y, connect="finite")
+        self._bands_of(name)
+
+    def _bands_of(self, name: str) -> None:
+        """Redraw the bands along curve ``name`` (at the end of ``set_curves`` if it runs)."""
         for band in self._bands:
             if name in band[:2]:
-                self._draw_band(*band)
+                if self._held_bands is None:
+                    self._draw_band(*band)
+                elif not any(b is band for b in self._held_bands):
+                    self._held_bands.append(band)
 
     def _draw_band(self, lower: str, upper: str, lo: pg.PlotDataItem, hi: pg.PlotDataItem,
                    fill: pg.FillBetweenItem) -> None:
@@ -376,17 +418,27 @@ class PlotTab(QWidget):
             x2, y2 = self._masked(*self._raw[upper])
             if x1.size == x2.size:
                 ok = np.isfinite(y1) & np.isfinite(y2)
+        # the fill rebuilds its path when an edge changes: once, after the second edge
+        lo.blockSignals(True)
+        try:
+            if ok is None or ok.sum() < 2:
+                lo.setData([], [])
+            else:
+                lo.setData(x1[ok], y1[ok])
+        finally:
+            lo.blockSignals(False)
         if ok is None or ok.sum() < 2:
-            lo.setData([], [])
             hi.setData([], [])
             fill.setVisible(False)
             return
-        lo.setData(x1[ok], y1[ok])
         hi.setData(x2[ok], y2[ok])
         fill.setVisible(True)
 
+    def _log_for(self, line: pg.InfiniteLine) -> bool:
+        return self.log_x_box.isChecked() if line.angle == 90 else self.log_y_box.isChecked()
+
     def _place_marker(self, line: pg.InfiniteLine, value: float | None) -> None:
-        log = self.log_x_box.isChecked() if line.angle == 90 else self.log_y_box.isChecked()
+        log = self._log_for(line)
         if value is None or not math.isfinite(value) or (log and value <= 0):
             line.setVisible(False)
             return

@@ -74,8 +74,7 @@ class ProfileTab(PlotTab):
         self.result = result
         self.show_setting(result)
         c = result.profile
-        for name in ("lower", "estimate", "upper", "rdp", "gdp"):
-            self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
+        self.set_curves(("lower", "estimate", "upper", "rdp", "gdp"), c.x if c else None, c.columns if c else {})
         self.set_marker(self.target, result.request.delta, f"target δ = {fmt(result.request.delta)}")
         self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
         err = additive_error(result) if c is not None else None
@@ -104,8 +103,7 @@ class TradeoffTab(PlotTab):
         self.result = result
         self.show_setting(result)
         c = result.tradeoff
-        for name in ("lower", "estimate", "upper", "gdp", "region"):
-            self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
+        self.set_curves(("lower", "estimate", "upper", "gdp", "region"), c.x if c else None, c.columns if c else {})
         delta, eps = result.request.delta, result.epsilon.upper
         if c is not None:
             self.set_curve("perfect", np.array([0.0, 1.0]), np.array([1.0, 0.0]))
@@ -150,13 +148,12 @@ class StepsTab(PlotTab):
         self.result = result
         self.show_setting(result)
         c = result.steps
-        for name in ("lower", "estimate", "upper", "rdp", "gdp"):
-            self.set_curve(name, c.x if c else None, c.columns.get(name) if c else None)
+        self.set_curves(("lower", "estimate", "upper", "rdp", "gdp"), c.x if c else None, c.columns if c else {})
         j = result.request.steps_row
         count = result.request.rows[j].count if c is not None and j is not None else None
         self.set_marker(self.count_line, count, "this composition")
-        self.plot_item.setLabel("bottom", f"count of row {j + 1}" if j is not None else self.x_label)
-        self.plot_item.setLabel("left", f"ε at δ = {fmt(result.request.delta)}")
+        self.set_axis_label("bottom", f"count of row {j + 1}" if j is not None else self.x_label)
+        self.set_axis_label("left", f"ε at δ = {fmt(result.request.delta)}")
         self.settle("Choose the row to vary (Vary:) to see ε against its count")
 
 

@@ -165,6 +165,8 @@ class ResultsPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result = None
+        #: (headers, rows, accountant names) of the table on show
+        self._table: tuple | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(3)
@@ -278,6 +280,7 @@ class ResultsPanel(QWidget):
         self.bracket.hide()
         self.warnings.hide()
         self.table.setRowCount(0)
+        self._table = None
         self.footer.setText("")
         self.cleared.emit(message)
         self.copy_button.setEnabled(False)
@@ -288,7 +291,9 @@ class ResultsPanel(QWidget):
         self.banner.setVisible(message is not None)
         self.banner.setText(message or "")
         colour = ERROR_COLOR if error else "#555"
-        self.banner.setStyleSheet(f"color: {colour}; font-weight: bold;")
+        sheet = f"color: {colour}; font-weight: bold;"
+        if self.banner.styleSheet() != sheet:  # (a new style sheet re-polishes the widget)
+            self.banner.setStyleSheet(sheet)
         self.stale_changed.emit(message, error)
 
     def show_result(self, result) -> None:
@@ -317,8 +322,19 @@ class ResultsPanel(QWidget):
         waiting = [""] if "comparisons" in getattr(result, "pending", ()) else []
         names = ["prv"] + waiting + self._names(result)
         eps_text = "ε" if req.epsilon is None else f"ε = {fmt(req.epsilon)}"
-        self.table.setHorizontalHeaderLabels([COLUMNS[0], COLUMNS[1], f"ε at δ = {fmt(req.delta)}",
-                                              f"δ at {eps_text}", COLUMNS[4]])
+        headers = [COLUMNS[0], COLUMNS[1], f"ε at δ = {fmt(req.delta)}", f"δ at {eps_text}", COLUMNS[4]]
+        table = (headers, rows, names)
+        if table != self._table:  # (the same table again, e.g. the complete answer: no new layout)
+            self._table = table
+            self._fill_table(headers, rows, names)
+        done = "Computed" if not getattr(result, "pending", ()) else "Headline"
+        self.footer.setText(f"{done} in {result.elapsed:.2f} s · {len(req.rows)} row(s)")
+        self.copy_button.setEnabled(not getattr(result, "pending", ()))  # copy the whole answer
+        self.set_stale(None)
+        self.result_shown.emit(result)
+
+    def _fill_table(self, headers: list[str], rows: list[tuple[str, ...]], names: list[str]) -> None:
+        self.table.setHorizontalHeaderLabels(headers)
         self.table.setRowCount(len(rows))
         for r, cells in enumerate(rows):
             for c, text in enumerate(cells):
@@ -335,11 +351,6 @@ class ResultsPanel(QWidget):
                     item.setFont(font)
                 self.table.setItem(r, c, item)
         self.table.fit_columns()
-        done = "Computed" if not getattr(result, "pending", ()) else "Headline"
-        self.footer.setText(f"{done} in {result.elapsed:.2f} s · {len(req.rows)} row(s)")
-        self.copy_button.setEnabled(not getattr(result, "pending", ()))  # copy the whole answer
-        self.set_stale(None)
-        self.result_shown.emit(result)
 
     def _rows(self, result) -> list[tuple[str, ...]]:
         req = result.request

@@ -7,14 +7,13 @@ answers of superseded jobs are dropped; ``shutdown()`` cancels, quits and waits.
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 import threading
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..accounting.errors import Cancelled
+from ..engine_host import NICENESS as WORKER_NICENESS, lower_thread_priority
 
 
 def failure_text(exc: object) -> str:
@@ -26,26 +25,6 @@ def failure_text(exc: object) -> str:
     return message
 
 
-#: how much nicer (lower priority) than the window's thread the worker threads run (Linux)
-WORKER_NICENESS = 5
-_niced = threading.local()
-
-
-def _yield_cpu_to_window() -> None:
-    """Lower this (worker) thread's scheduling priority, once: on two cores the engine's
-    threads otherwise take the CPU from the window's thread for tens of ms at a time (event-loop
-    stalls). Threads it starts inherit it. Linux only: there a thread id is a valid target of
-    setpriority; elsewhere the call could name a process."""
-    if sys.platform != "linux" or getattr(_niced, "done", False):
-        return
-    _niced.done = True
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICENESS)
-    except (OSError, AttributeError):
-        pass  # not allowed or not supported: the window is only less smooth
-
-
 class _Runner(QObject):
     """Lives on the worker thread; runs one job at a time."""
 
@@ -54,9 +33,14 @@ class _Runner(QObject):
     failed = Signal(int, object)
     cancelled = Signal(int)
 
+    def __init__(self, nice: bool) -> None:
+        super().__init__()
+        self.nice = nice
+
     @Slot(int, object, object)
     def run(self, rid: int, job: Callable, event: threading.Event) -> None:
-        _yield_cpu_to_window()
+        if self.nice:
+            lower_thread_priority(WORKER_NICENESS)
         if event.is_set():  # superseded while it waited in the queue
             self.cancelled.emit(rid)
             return
@@ -85,11 +69,16 @@ class TaskRunner(QObject):
     finished = Signal()
     _submit = Signal(int, object, object)
 
-    def __init__(self, name: str, parent: QObject | None = None) -> None:
+    def __init__(self, name: str, parent: QObject | None = None, nice: bool = True) -> None:
+        """``nice``: the worker thread runs WORKER_NICENESS nicer than the window's (Linux), as
+        a thread that computes should; a thread that only waits for another process and
+        passes its messages on must not (``nice=False``): woken at a lower priority while the
+        computing process takes the cores, it held the GIL it needed to unpickle a message
+        for up to 60 ms, and the window's thread waited for it."""
         super().__init__(parent)
         self._thread = QThread()
         self._thread.setObjectName(name)
-        self._runner = _Runner()
+        self._runner = _Runner(nice)
         self._runner.moveToThread(self._thread)
         self._thread.finished.connect(self._runner.deleteLater)
         self._submit.connect(self._runner.run)

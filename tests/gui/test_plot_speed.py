@@ -79,3 +79,77 @@ def test_the_worker_thread_runs_nicer_than_the_window(qtbot):
     runner.shutdown()
     main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     assert seen["worker"] == min(19, main + WORKER_NICENESS)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="per-thread niceness is Linux only")
+def test_a_worker_that_relays_to_the_engines_process_keeps_the_windows_priority(qtbot):
+    """A nicer relay thread, woken while the engine's process took both cores, held the GIL it
+    needed to unpickle an answer for up to 60 ms while the window's thread waited for it."""
+    runner = TaskRunner("test-relay", nice=False)
+    seen = {}
+
+    def job(progress, cancel):
+        seen["worker"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        return 1
+
+    with qtbot.waitSignal(runner.done, timeout=10_000):
+        runner.start(job)
+    runner.shutdown()
+    assert seen["worker"] == os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+def test_the_window_relays_to_the_engine_at_its_own_priority_and_a_local_compute_nicer(qtbot, monkeypatch):
+    from prvgui.gui import worker
+
+    class Remote:
+        def compute(self, request, progress=None, cancel=None, partial=None):
+            raise AssertionError("not called")
+
+        def estimate(self, request):
+            raise AssertionError("not called")
+
+    monkeypatch.setattr(worker, "default_engine", lambda: Remote())
+    relay = worker.Recomputer(lambda: None)
+    local = worker.Recomputer(lambda: None, compute_fn=lambda r, **kw: r)
+    monkeypatch.setattr(worker, "default_engine", lambda: None)
+    fallback = worker.Recomputer(lambda: None)
+    try:
+        assert relay._runner._runner.nice is False
+        assert local._runner._runner.nice is True and fallback._runner._runner.nice is True
+    finally:
+        for r in (relay, local, fallback):
+            r.shutdown()
+
+
+def test_the_main_thread_is_never_made_nicer():
+    from prvgui.engine_host import lower_thread_priority
+    tid = threading.get_native_id()
+    before = os.getpriority(os.PRIO_PROCESS, tid) if hasattr(os, "getpriority") else None
+    lower_thread_priority()
+    if before is not None:
+        assert os.getpriority(os.PRIO_PROCESS, tid) == before
+
+
+def test_a_band_is_drawn_once_per_set_of_curves_and_follows_both_edges(qtbot, monkeypatch):
+    from prvgui.gui.plots import ProfileTab
+    tab = ProfileTab()
+    qtbot.addWidget(tab)
+    fill = tab._bands[0][4]
+    calls = []
+    original = type(fill).updatePath
+    monkeypatch.setattr(type(fill), "updatePath", lambda self: (calls.append(self), original(self))[1])
+    x = np.linspace(0.0, 4.0, 30)
+    lower, upper = np.exp(-2 * x), 2 * np.exp(-x)
+    tab.set_curves(("lower", "estimate", "upper"), x, {"lower": lower, "estimate": lower, "upper": upper})
+    assert [c for c in calls if c is fill] == [fill]
+    # the fill's outline runs along both edges (log10 on the log y axis)
+    path = fill.path()
+    ys = sorted({round(path.elementAt(i).y, 9) for i in range(path.elementCount())})
+    expect = sorted({round(v, 9) for v in np.concatenate([np.log10(lower), np.log10(upper)])})
+    assert set(expect) <= set(ys)
+    # one edge alone still redraws the band
+    calls.clear()
+    tab.set_curve("upper", x, 3 * np.exp(-x))
+    assert calls and fill.isVisible()
+    tab.set_curves(("lower", "estimate", "upper"), None, {})
+    assert not fill.isVisible()

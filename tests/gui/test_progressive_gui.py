@@ -145,3 +145,54 @@ def test_the_headline_alone_says_what_is_still_coming(qtbot):
     cells = [[panel.table.item(r, c).text() for c in range(5)] for r in range(panel.table.rowCount())]
     assert cells[0][3] != "…" and all(row[0] != "Other accountants" for row in cells)
     assert panel.footer.text().startswith("Computed in") and panel.copy_button.isEnabled()
+
+
+def test_answers_arriving_together_show_one_part_per_pass_of_the_event_loop(qtbot, window):
+    """Partial answers queued in one pass (the engine's process sends them as they come) each
+    used to show a part at once: 40-70 ms without a repaint or a keystroke between. Now one part
+    shows, the rest follow one per timer turn, and the last answer's parts all show."""
+    from prvgui.accounting.view_model import Request
+    rows = tuple(r.to_row() for r in ROWS)
+    seen = []
+    compute(Request(rows, 1e-5, 1.0, 0.05, request_id=window.recomputer.submitted, profile_points=40,
+                    tradeoff_points=40, steps_row=0, want_pld=True, risk_fprs=()), partial=seen.append)
+    assert len(seen) >= 3 and seen[-1].pending != seen[0].pending
+    log = record_shows(window)
+    view = window.computing
+    snapshot = window.doc
+    for result in seen:  # all in one pass: no event loop between them
+        view._on_partial(result, snapshot)
+    assert [what for what, _ in log] == ["headline"]
+    qtbot.waitUntil(lambda: all(window.plots[k].result is not None for k in CURVES), timeout=5000)
+    shown = [what for what, _ in log]
+    assert shown[0] == "headline" and sorted(set(shown[1:]) - {"headline"}) == sorted(CURVES)
+    # each plot shows the latest answer's curve
+    last = seen[-1]
+    for kind in CURVES:
+        curve = getattr(last, kind)
+        assert window.plots[kind].result.request.request_id == last.request.request_id
+        if kind == "profile":
+            assert window.plots[kind].data("upper")[1].tolist() == curve.columns["upper"].tolist()
+
+
+def test_the_same_table_again_is_not_rebuilt_and_a_changed_one_is(qtbot):
+    from prvgui.accounting.view_model import Request
+    from prvgui.gui.results_panel import ResultsPanel
+    rows = tuple(r.to_row() for r in ROWS)
+    seen = []
+    final = compute(Request(rows, 1e-6, 1.0, 0.05, profile_points=0, tradeoff_points=0,
+                            want_pld=False, risk_fprs=()), partial=seen.append)
+    panel = ResultsPanel()
+    qtbot.addWidget(panel)
+    panel.show_result(final)
+    item = panel.table.item(0, 2)
+    text = item.text()
+    panel.show_result(final)
+    assert panel.table.item(0, 2) is item  # the same table: kept
+    panel.show_result(seen[0])  # the headline alone: other accountants still computing
+    assert panel.table.item(1, 2).text() == "…"
+    panel.show_result(final)
+    assert panel.table.item(0, 2).text() == text and panel.table.rowCount() > 2
+    panel.clear()
+    panel.show_result(final)
+    assert panel.table.rowCount() > 2 and panel.table.item(0, 2).text() == text
