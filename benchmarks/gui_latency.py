@@ -114,13 +114,30 @@ class Heartbeat:
 
 
 def wait_until(app, cond, timeout: float = TIMEOUT_S) -> bool:
+    """Run the event loop, as the app's ``exec`` does (asleep until something happens), until
+    ``cond()``; a 1 ms timer looks at it. (A loop of processEvents and short sleeps, the earlier
+    way, woke the window's thread 2000 times a second, taking the GIL from the thread that
+    relays the engine's answers.)"""
+    from PySide6.QtCore import QEventLoop, QTimer
+    if cond():
+        return True
+    loop = QEventLoop()
     end = time.perf_counter() + timeout
-    while not cond():
-        if time.perf_counter() > end:
-            return False
-        app.processEvents()
-        time.sleep(0.0005)
-    return True
+    ok = [False]
+
+    def look() -> None:
+        if cond():
+            ok[0] = True
+            loop.quit()
+        elif time.perf_counter() > end:
+            loop.quit()
+    timer = QTimer()
+    timer.setInterval(1)
+    timer.timeout.connect(look)
+    timer.start()
+    loop.exec()
+    timer.stop()
+    return ok[0]
 
 
 def noise_name(row) -> str:

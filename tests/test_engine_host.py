@@ -95,3 +95,35 @@ def test_a_child_that_cannot_work_leaves_the_work_to_this_process(monkeypatch):
 
 def _die(conn, cancel) -> None:
     raise SystemExit(3)
+
+
+def test_poke_passes_the_running_jobs_cancel_on_and_never_the_next_ones(engine):
+    """The window pokes the engine after an edit: the child's event is set only if the running
+    job's own token says so; a poke between jobs, or with an old token, cancels nothing."""
+    slow = request(sigma=0.6, eps_error=0.002, profile_points=100, tradeoff_points=101, steps_row=0,
+                   steps_points=40)
+    running, stop, seen = threading.Event(), threading.Event(), {}
+    main = threading.main_thread()
+
+    def token() -> bool:  # true for this (the poking) thread only: the relay never sees it
+        return stop.is_set() and threading.current_thread() is main
+
+    def run():
+        try:
+            seen["answer"] = engine.compute(slow, progress=lambda f, t: running.set(), cancel=token)
+        except Cancelled:
+            seen["cancelled"] = True
+
+    th = threading.Thread(target=run)
+    th.start()
+    assert running.wait(60)
+    engine.poke()  # the token says go on
+    assert not engine._cancel.is_set()
+    stop.set()
+    engine.poke()
+    assert engine._cancel.is_set()  # set by the poke: the relay's own looks see False
+    th.join(60)
+    assert seen == {"cancelled": True}
+    engine.poke()  # no job: nothing to cancel; the old token is forgotten
+    assert engine._current_cancel is None
+    assert engine.compute(request(), cancel=lambda: False).epsilon == vm.compute(request()).epsilon

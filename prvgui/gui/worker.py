@@ -100,6 +100,8 @@ class Recomputer(QObject):
         # the engine runs in a process of its own (engine_host.py) unless a test brings its own
         engine = default_engine() if compute_fn is None or estimate_fn is None else None
         self._compute = compute_fn or (engine.compute if engine is not None else compute)
+        #: the engine's process when it computes (``poke``d at once when a job is cancelled)
+        self._engine = engine if compute_fn is None else None
         self._estimate = estimate_fn or (engine.estimate if engine is not None else estimate)
         self.limits = limits
         self._waiting: tuple[Request, object] | None = None
@@ -156,6 +158,7 @@ class Recomputer(QObject):
         if self._closed:
             return
         self._runner.discard()
+        self._poke()
         self._waiting = None
         if self._timer.interval() == 0:
             # no debounce: submit as the next queued call, before the window repaints what the
@@ -182,6 +185,7 @@ class Recomputer(QObject):
             return
         self._timer.stop()
         self._runner.discard()
+        self._poke()
         self._waiting = None
         try:
             request, context = self._factory()
@@ -230,12 +234,18 @@ class Recomputer(QObject):
         self._queued = False
         if self._runner.is_running():
             self._runner.cancel()
+            self._poke()
             self._set_state("cancelling")
         elif self._state in ("pending", "waiting"):
             self._waiting = None
             self._set_state("idle")
             self.cancelled.emit()
             self.finished.emit()
+
+    def _poke(self) -> None:
+        """The engine's process hears of a cancel now, not at the relay's next look."""
+        if self._engine is not None:
+            self._engine.poke()
 
     def shutdown(self) -> None:
         """Cancel everything, stop the thread and wait for it (call before closing)."""
@@ -245,6 +255,8 @@ class Recomputer(QObject):
         self._waiting = None
         self._queued = False
         self._timer.stop()
+        self._runner.cancel()
+        self._poke()  # (a running job ends now, not at the relay's next look)
         self._runner.shutdown()
         self._set_state("idle")
 

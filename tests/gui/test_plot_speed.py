@@ -108,6 +108,9 @@ def test_the_window_relays_to_the_engine_at_its_own_priority_and_a_local_compute
         def estimate(self, request):
             raise AssertionError("not called")
 
+        def poke(self):
+            pass
+
     monkeypatch.setattr(worker, "default_engine", lambda: Remote())
     relay = worker.Recomputer(lambda: None)
     local = worker.Recomputer(lambda: None, compute_fn=lambda r, **kw: r)
