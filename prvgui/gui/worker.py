@@ -113,7 +113,7 @@ class Recomputer(QObject):
         self._timer.timeout.connect(self.run_now)
         # a worker that relays to the engine's process runs at the window's priority; one that
         # computes here (a test's function, or no process) nicer (tasks.py)
-        self._runner = TaskRunner("prvgui-accountant", self, nice=engine is None or compute_fn is not None)
+        self._runner = TaskRunner("prvgui-accountant", self, nice=self._engine is None)
         self._runner.progress.connect(self.progress)
         self._runner.done.connect(self._on_done)
         self._runner.failed.connect(self._on_failed)
