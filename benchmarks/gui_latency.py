@@ -18,6 +18,10 @@ taken where the window shows the answers (``ResultsPanel.show_result`` and each 
 
 ``--json`` prints exactly one line: {"examples": {"<name>": {"headline_ms": x, "all_ms": y}, ...}}
 (the stall goes to stderr). The machine's load matters: quote medians and the load.
+
+The process is tuned as the ``prvgui`` command tunes the window's (prvgui/tuning.py: one
+OpenBLAS thread, inherited by the engine's process): untuned, the engine's process had two
+more BLAS threads that spun on the CPU between products, beside the window's thread.
 """
 from __future__ import annotations
 
@@ -188,10 +192,12 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="one example by name (e.g. mixed)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from PySide6.QtWidgets import QApplication
+    from prvgui.tuning import tuned_startup
+    with tuned_startup():  # as the command starts the window (cli.main)
+        from PySide6.QtWidgets import QApplication
 
-    import prvgui.gui  # noqa: F401
-    from prvgui.gui.main_window import MainWindow
+        import prvgui.gui  # noqa: F401
+        from prvgui.gui.main_window import MainWindow
     app = QApplication.instance() or QApplication([])
     out, stalls = {}, {}
     for path in EXAMPLES:

@@ -39,6 +39,21 @@ def test_the_same_answer_as_in_process_with_progress_and_partial_answers(engine)
     assert engine.estimate(req) == vm.estimate(req)
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="thread priorities are read from Linux's /proc")
+def test_every_thread_of_the_child_is_nicer_than_the_window(engine):
+    # os.nice alone changed the child's main thread only: the BLAS threads NumPy started at
+    # import kept the window's priority
+    engine.estimate(request())  # the child has run its start-up
+    pid = engine._proc.pid
+
+    def nice(task: str) -> int:
+        with open(f"{task}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[16])
+    here = nice(f"/proc/self/task/{threading.get_native_id()}")
+    tasks = [f"/proc/{pid}/task/{t}" for t in os.listdir(f"/proc/{pid}/task")]
+    assert tasks and all(nice(t) >= here + 5 or nice(t) == 19 for t in tasks)
+
+
 def test_errors_come_back_with_their_message(engine):
     with pytest.raises(ValueError, match="Target δ must be greater than 0 and less than 1; you typed 2"):
         engine.compute(vm.Request(request().rows, 2.0, None, 0.05))
