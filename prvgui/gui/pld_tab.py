@@ -119,6 +119,7 @@ class PldTab(PlotTab):
         self._sync_boxes()
         has = bool(self._raw) or atoms is not None
         self.show_hint(None if has else "The composition has no finite privacy loss to draw")
+        self.settle_view()
 
     def clear(self, hint: str | None = None) -> None:
         super().clear(hint)

@@ -491,6 +491,13 @@ class PlotTab(QWidget):
         """After a result: the plot if any curve has data, else ``hint`` (or ``empty_hint``)."""
         self.draw_pinned()
         self.show_hint(None if self._raw else (hint or self.empty_hint))
+        self.settle_view()
+
+    def settle_view(self) -> None:
+        """Fit the range to the new curves and place the items now: pyqtgraph does it at the
+        start of the next paint, and the items it moves there ask for a second paint (4-6 ms
+        more in the same pass of the event loop)."""
+        self.plot_item.vb.prepareForPaint()
 
     # ------------------------------------------------------------ crosshair
     def _mouse_moved(self, pos) -> None:

@@ -156,3 +156,20 @@ def test_a_band_is_drawn_once_per_set_of_curves_and_follows_both_edges(qtbot, mo
     assert calls and fill.isVisible()
     tab.set_curves(("lower", "estimate", "upper"), None, {})
     assert not fill.isVisible()
+
+
+def test_a_plot_fits_its_range_when_it_gets_its_curves_not_in_its_next_paint(qtbot):
+    # pyqtgraph fits the range at the start of the next paint, and the items it moves there
+    # asked for a second paint in the same pass of the event loop
+    from prvgui.gui.plots import ProfileTab
+    tab = ProfileTab()
+    qtbot.addWidget(tab)
+    tab.resize(600, 400)
+    vb = tab.plot_item.vb
+    for top in (4.0, 40.0):
+        x = np.linspace(0.0, top, 30)
+        tab.set_curves(("lower", "estimate", "upper"), x,
+                       {"lower": np.exp(-2 * x), "estimate": np.exp(-1.5 * x), "upper": 2 * np.exp(-x)})
+        tab.settle()
+        (x0, x1), _ = vb.viewRange()  # read before any event is processed
+        assert x0 <= 0.0 and top <= x1 < 1.5 * top
