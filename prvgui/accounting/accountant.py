@@ -96,6 +96,19 @@ def _rows_prvs(rows: Sequence[Row], order: str):
             and not r.mechanism.is_trivial()]
 
 
+def _loss_cap(orders: Sequence[Sequence[tuple]]) -> float:
+    """Accountant.loss_cap of the orders' (PRV, count) lists."""
+    top = max((math.fsum(k * prv.max_loss for prv, k in prvs if k > 0) for prvs in orders), default=0.0)
+    return top + 1e-9 * max(1.0, abs(top)) if math.isfinite(top) else math.inf
+
+
+def _capped(res: Bounds, cap: float) -> Bounds:
+    """``res`` with no end above ``cap``, an upper bound on epsilon."""
+    if res.upper <= cap:
+        return res
+    return Bounds(min(res.lower, cap), min(res.estimate, cap), cap)
+
+
 def rows_under(rows: Sequence[Row], relation: Relation) -> list[Row]:
     """Each row with the mechanism whose add/remove pair dominates it under ``relation``
     (``Mechanism.under``); a ValueError names the first row that has none."""
@@ -173,6 +186,7 @@ class Accountant:
         #: delta -> {order: tilted side} behind the answer given for it
         self._tilt_used: dict[float, dict[str, _Side]] = {}
         self._prvs: dict[str, list] = {}
+        self._cap: float | None = None  # loss_cap, worked out once
 
     # ------------------------------------------------------------ building
     @property
@@ -438,6 +452,7 @@ class Accountant:
                 res = _intersect(res, finer)
                 self._used[delta] = level * 1e-3
                 self._tilt_used.pop(delta, None)
+        res = self._capped(res)
         if math.isfinite(res.estimate) and res.upper - res.lower > 2 * self.eps_error_used * 1.001:
             level = self._used.get(delta, level)
             ext = delta in self._used
@@ -447,6 +462,19 @@ class Accountant:
                        "(ε error)" + (" and its upper bound is infinite" if math.isinf(res.upper) else "")
                        + f": {self._why_wide(sides, delta)}")
         return res
+
+    def loss_cap(self) -> float:
+        """The largest value the composed privacy loss takes in either order (the rows' largest
+        losses times their counts; inf when one is unbounded), a little above it for the float
+        round-off of that sum. delta(eps) = 0 from there on, so epsilon(delta) <= it at every
+        delta > 0: pure-DP rows keep a finite upper end where float64's error terms cannot
+        resolve delta (Laplace x 50 at delta 1e-200 had [4.99, inf] for a loss of at most 5)."""
+        if self._cap is None:
+            self._cap = _loss_cap([self._order_prvs(o) for o in self.orders])
+        return self._cap
+
+    def _capped(self, res: Bounds) -> Bounds:
+        return _capped(res, self.loss_cap())
 
     def _epsilon_parts(self, delta: float, level: float, progress=None,
                        extended: bool = False) -> list[tuple[_Side, tuple[float, float, float]]]:
@@ -515,6 +543,8 @@ class Accountant:
         eps = np.array([epsilon])
         if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
             return Bounds(1.0, 1.0, 1.0)
+        if epsilon >= self.loss_cap():
+            return Bounds(0.0, 0.0, 0.0)  # the loss never exceeds epsilon
         (low, est, up), sides, level = self._delta_curve(eps, None, progress)
         res = Bounds(float(low[0]), float(est[0]), float(up[0]))
         floor = max((s.profile.err_abs for s in sides if s.profile is not None), default=0.0)
@@ -580,7 +610,9 @@ class Accountant:
         if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
             one = np.ones(eps.shape)
             return one, one, one
-        return self._delta_curve(eps, level, progress, refine)[0]
+        curve = self._delta_curve(eps, level, progress, refine)[0]
+        beyond = eps >= self.loss_cap()  # the loss never exceeds these
+        return tuple(np.where(beyond, 0.0, c) for c in curve) if beyond.any() else curve
 
     def _delta_curve(self, eps: np.ndarray, level: float | None, progress, refine: bool = True):
         """(the curve's (lower, estimate, upper), the sides that decided it, their level)."""
@@ -679,6 +711,8 @@ class Accountant:
         orders = [(_rows_prvs(others, o), None if mech.is_trivial() else prv_of(mech, o)) for o in order_names]
         bounds, used = sweep(orders, cs, delta, error_level(delta), self.eps_error, self.n_max,
                              self.cancel, progress, screen=SCREEN if apart else 0.0)
+        bounds = [_capped(b, _loss_cap([o + ([(j, int(c))] if j is not None else []) for o, j in orders]))
+                  for b, c in zip(bounds, cs)]
         self._widened_to(used)
         return cs, bounds
 

@@ -94,6 +94,17 @@ class PRV:
     def finite_mass(self) -> float:
         return 1.0 - self.inf_mass
 
+    @property
+    def max_loss(self) -> float:
+        """The largest value Y takes: the highest atom or the continuous part's upper end
+        (inf with mass at +infinity or an unbounded continuous part)."""
+        if self.inf_mass > 0:
+            return math.inf
+        top = max((loc for loc, m in self.atoms if m > 0), default=-math.inf)
+        if self.cont is not None and self.cont.mass > 0:
+            top = max(top, self.cont.hi)
+        return top
+
     def delta(self, eps: float) -> float:
         """delta(eps) = E[(1 - e^(eps - Y))_+] by direct quadrature (for tests and checks)."""
         total = self.inf_mass
