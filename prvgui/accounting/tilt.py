@@ -100,24 +100,64 @@ def _cells(d: DiscretePRV) -> tuple[tuple[np.ndarray, np.ndarray, float], ...]:
     return np.log(d.pmf[nz]), (d.start + nz) * d.h + d.shift, 0.0
 
 
+def _tilted_moments(cells: Sequence[tuple[tuple, int]], lam: float) -> tuple[float, float]:
+    """(mean, variance) of the composition tilted by ``lam``, over the rows' exact cells; the
+    variance is the mean's derivative in lambda."""
+    mean = var = 0.0
+    for (logp, y, _), k in cells:
+        e = logp + lam * y
+        w = np.exp(e - e.max())
+        w /= w.sum()
+        m = float(np.dot(w, y))
+        mean += k * m
+        var += k * float(np.dot(w, np.square(y - m)))
+    return mean, var
+
+
 def choose_lambda(rows: Sequence[tuple[DiscretePRV, int]], target: float) -> float | None:
     """The lambda whose tilted composition has its mean near ``target`` (None: the target is
-    not above the untilted mean, where there is no tail to tilt towards). Bisection on the
-    exact tilted mean over the rows' cells (block means cannot follow a large lambda, which
-    tilts within a block too)."""
+    not above the untilted mean, where there is no tail to tilt towards), on the exact tilted
+    mean over the rows' cells (block means cannot follow a large lambda, which tilts within a
+    block too). Newton's steps on the mean, whose derivative is the tilted variance, kept
+    inside a bracket that bisection in log lambda narrows when a step would leave it: 4 to 8
+    passes over the cells where bisection took 32 (each pass over millions of cells at a tiny
+    delta). Any lambda is valid; this one only makes the bracket tight."""
     cells = [(_cells(d), k) for d, k in rows if k > 0 and d.pmf.any()]
-    if not cells or not math.isfinite(target) or tilted_mean(cells, LAMBDA_MIN) >= target:
+    if not cells or not math.isfinite(target):
         return None
-    lo, hi = math.log(LAMBDA_MIN), math.log(LAMBDA_MAX)
-    if tilted_mean(cells, LAMBDA_MAX) <= target:
+    mean, var = _tilted_moments(cells, LAMBDA_MIN)
+    if mean >= target:
+        return None
+    if _tilted_moments(cells, LAMBDA_MAX)[0] <= target:
         return LAMBDA_MAX
-    for _ in range(30):  # (a factor e^(23 / 2^30) on lambda: the mean to far below the mesh)
-        mid = 0.5 * (lo + hi)
-        if tilted_mean(cells, math.exp(mid)) < target:
-            lo = mid
+    lo, hi = math.log(LAMBDA_MIN), math.log(LAMBDA_MAX)  # mean(e^lo) < target < mean(e^hi)
+    # the first step from the rows' block summaries (2048 blocks a row): their tilted mean
+    # follows the exact one closely enough to start Newton's steps near the answer
+    blocks = [(cgf_blocks(d), k) for d, k in rows if k > 0 and d.pmf.any()]
+    a, b = lo, hi
+    for _ in range(40):
+        mid = 0.5 * (a + b)
+        a, b = (mid, b) if tilted_mean(blocks, math.exp(mid)) < target else (a, mid)
+    u = 0.5 * (a + b)
+    mean, var = _tilted_moments(cells, math.exp(u))
+    lo, hi = (u, hi) if mean < target else (lo, u)
+    for _ in range(60):
+        lam = math.exp(u)
+        slope = lam * var  # d mean / d log lambda
+        nxt = u + (target - mean) / slope if slope > 0 else math.inf
+        if abs(nxt - u) <= 1e-9:  # (bisection's 30 halvings left a factor 1 + 2e-8)
+            return math.exp(nxt)
+        if not lo < nxt < hi:
+            nxt = 0.5 * (lo + hi)
+        u = nxt
+        mean, var = _tilted_moments(cells, math.exp(u))
+        if mean < target:
+            lo = u
         else:
-            hi = mid
-    return math.exp(0.5 * (lo + hi))
+            hi = u
+        if hi - lo < 1e-9:
+            break
+    return math.exp(u)
 
 
 def tilt_row(d: DiscretePRV, lam: float) -> tuple[DiscretePRV, float, float, float]:
