@@ -118,6 +118,26 @@ def test_lambda_follows_the_target():
     assert 0 < lams[0] < lams[1] < lams[2]
 
 
+def test_lambda_puts_the_tilted_mean_on_the_target():
+    # a skewed row (a mass far up, like a subsampled loss) and a symmetric one, composed
+    up = np.exp(-np.linspace(0.0, 8.0, 400))
+    up /= up.sum()
+    a = DiscretePRV(up, 0, 0.02, 0.0, 0.0, 0.0, 0.0, centre=10)
+    b = DiscretePRV(np.full(101, 1 / 101), -50, 0.01, 0.0, 0.0, 0.0, 0.0, centre=50)
+    rows = [(a, 30), (b, 4)]
+
+    def mean(lam):  # the tilted composition's mean: each row's tilted mean times its count
+        out = 0.0
+        for d, k in rows:
+            y = (d.start + np.arange(d.pmf.size)) * d.h
+            w = d.pmf * np.exp(lam * (y - y.max()))
+            out += k * float(np.dot(w, y) / w.sum())
+        return out
+    for target in (40.0, 100.0, 200.0, 240.0):
+        lam = choose_lambda(rows, target)
+        assert lam is not None and abs(mean(lam) - target) <= 1e-10 * target
+
+
 def test_a_target_beyond_every_loss_stays_valid():
     """Pure DP rows have no loss above k eps0: tilting towards a larger epsilon must not
     under-report anything."""
