@@ -34,7 +34,7 @@ from .kinds.base import ORDERS, Relation, as_relation
 from .mechanisms import Neighbouring, Row
 from .validate import check_delta, check_eps_error, check_epsilon, number_text
 from .closed_form import applies as closed_form_applies, closed_form
-from .cost import CostModel, needs_long_double
+from .cost import CostModel, needs_long_double, tilted
 from .estimate import ZERO, Estimate, parallel, summarise
 from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
@@ -363,19 +363,20 @@ class Accountant:
         if delta is not None and (curves or not closed):
             level = error_level(delta)
             why = f"at delta {delta:g} float64 round-off matters, so it is composed tilted towards the tail"
+            full = [model.build(o, level, False)[0] for o in self.orders]
             if not (curves or closed) and needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0):
-                # epsilon's direct path: the first order tilted at once, usually twice (Chernoff's
-                # lambda, then the tilted estimate; each about a plain build's cost), the others
-                # screened beside it
-                got = [model.build(o, level, False, SCREEN if i else 1.0)[0] for i, o in enumerate(self.orders)]
-                parts += [replace(parallel(got), why=why), model.build(self.orders[0], level, False)[0]]
+                # epsilon's direct path: the other orders screened, the first tilted at once,
+                # usually twice (Chernoff's lambda, then the tilted estimate), each other order
+                # tilted once at the lower end found (_epsilon_tilted)
+                screened = [model.build(o, level, False, SCREEN)[0] for o in self.orders[1:]]
+                parts.append(replace(parallel(screened + [tilted(e, 2 if i == 0 else 1)
+                                                          for i, e in enumerate(full)]), why=why))
             else:
                 est, n, out = builds(level, False)
                 parts.append(est)
                 if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
-                    # (epsilon's tilted pass: each order in full, about the plain build's cost)
-                    tilted = parallel([model.build(o, level, False)[0] for o in self.orders])
-                    parts.append(replace(tilted, why=why))
+                    # (epsilon's tilted pass: each order in full)
+                    parts.append(replace(parallel([tilted(e) for e in full]), why=why))
             if curves and model.profile_reaches_far_end(self.orders[0], delta, level):
                 parts.append(replace(builds(level, True)[0], why=(
                     "the privacy profile's far end is redone in long double")))

@@ -44,7 +44,8 @@ said; ``python benchmarks/bench_cost.py --primitives`` repeats the stage timings
 End to end (``python benchmarks/bench_cost.py``: estimate, then measured seconds in a fresh
 process, load average 3 to 6; the same case measured twice differed by up to 5 times):
 DP-SGD (sigma 1.1, q 0.0043, 14063 steps) at eps_error 1e-6: 12 s against 16 s; eps_error
-1e-4: 4.3 s against 1.4 to 7.5 s; delta 1e-300: 6.4 s against 18 to 23 s; sigma 0.1: 2.9 s
+1e-4: 4.3 s against 1.4 to 7.5 s; delta 1e-300: 6.8 s against 14 s (1.3 GB against 0.94;
+1.5 s and 0.37 GB before the tilted compositions were priced, TILT_SECONDS); sigma 0.1: 2.9 s
 against 3.5 to 9.4 s; 10^9 steps: 6.8 s against 5.4 to 18 s; Laplace x 50 at eps_error 1e-4:
 5.0 s against 4.8 s; a whole window request (curves and the 40-point steps curve) at
 eps_error 1e-4: 28 s against 30 s, at 1e-6: 3 min against 170 s (2.25 GB resident; the
@@ -54,7 +55,7 @@ above 100 MB.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -96,6 +97,12 @@ FFT_BYTES, LONG_FFT_BYTES, FINISH_BYTES, BAND_BYTES = 24, 40, 32, 32
 #: rows' product and each count's power: about 64 bytes per grid point (1.2 GB observed at
 #: 15M points)
 SWEEP_FFT_BYTES = 64
+#: a composition tilted towards the tail (tilt.py) against a plain one at the same level: the
+#: search for lambda and the tilting pass over the cells, and less decimation (the tilted
+#: composition aggregates only as far as e^{lambda agg} <= 1 + AGG_REL). Measured on DP-SGD
+#: (sigma 1.1, q 0.0043, 14063 steps) at delta 1e-300, one order at a time: 2.8 to 3.6 times
+#: the time and 1.5 to 1.8 times the resident peak
+TILT_SECONDS, TILT_BYTES = 3.0, 1.8
 #: the coarse discretisation behind the estimate: cells of the widest row; the band test's
 #: grid over the window (a finer one when that finds no band)
 COARSE_CELLS, BAND_GRIDS = 4096, (1 << 13, 1 << 15)
@@ -340,6 +347,12 @@ class CostModel:
         tally.add(seconds, memory)
         tally.out = out
         return n
+
+
+def tilted(est: Estimate, passes: int = 1) -> Estimate:
+    """The cost of ``passes`` compositions tilted towards the tail, from ``est``, that of the
+    plain composition (one after the other; the peak is one's)."""
+    return replace(est, seconds=passes * TILT_SECONDS * est.seconds, bytes=TILT_BYTES * est.bytes)
 
 
 def _band_seconds(n: int, band: float, cells: int, extended: bool, edges: float | None = None) -> float:
