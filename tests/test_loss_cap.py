@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from prvgui.accounting import Accountant, Row, SubsampledGaussian
+from prvgui.accounting import (Accountant, ApproxDP, PureDP, RandomizedResponse, Row, SubsampledGaussian,
+                               SubsampledLaplace)
 from prvgui.accounting.mechanisms import Gaussian, Laplace
 
 
@@ -46,3 +47,18 @@ def test_the_steps_curve_is_capped_count_by_count():
 def test_an_unbounded_loss_has_no_cap(rows):
     acc = Accountant(rows, 0.01)
     assert acc.loss_cap() == math.inf
+
+
+@pytest.mark.parametrize("mech,order,top", [
+    (Laplace(2.0), "remove", 0.5), (Laplace(1.0, 3.0), "add", 3.0),
+    (RandomizedResponse(2.0), "remove", 2.0), (PureDP(0.5), "add", 0.5),
+    # Poisson subsampling: log(1 - q + q e^{+-eps0}) at the extremes of the base loss
+    (SubsampledLaplace(1.0, 0.1), "remove", math.log1p(0.1 * math.expm1(1.0))),
+    (SubsampledLaplace(1.0, 0.1), "add", -math.log1p(0.1 * math.expm1(-1.0))),
+    (SubsampledLaplace(0.3, 0.03), "remove", math.log1p(0.03 * math.expm1(1 / 0.3))),
+    (SubsampledGaussian(1.0, 0.1), "add", -math.log1p(-0.1)),
+    (SubsampledGaussian(1.0, 0.1), "remove", math.inf), (ApproxDP(0.3, 1e-3), "remove", math.inf),
+], ids=str)
+def test_the_largest_loss_of_a_run_is_the_closed_form(mech, order, top):
+    got = mech.prv(order).max_loss
+    assert got == top if math.isinf(top) else got == pytest.approx(top, rel=1e-12)
