@@ -363,20 +363,22 @@ class Accountant:
         if delta is not None and (curves or not closed):
             level = error_level(delta)
             why = f"at delta {delta:g} float64 round-off matters, so it is composed tilted towards the tail"
-            full = [model.build(o, level, False)[0] for o in self.orders]
+
+            def tilted_orders(first: int) -> list[Estimate]:
+                """Each order composed tilted, the first ``first`` times (_epsilon_tilted)."""
+                return [tilted(model.build(o, level, False)[0], first if i == 0 else 1)
+                        for i, o in enumerate(self.orders)]
             if not (curves or closed) and needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0):
                 # epsilon's direct path: the other orders screened, the first tilted at once,
                 # usually twice (Chernoff's lambda, then the tilted estimate), each other order
-                # tilted once at the lower end found (_epsilon_tilted)
+                # tilted once at the lower end found
                 screened = [model.build(o, level, False, SCREEN)[0] for o in self.orders[1:]]
-                parts.append(replace(parallel(screened + [tilted(e, 2 if i == 0 else 1)
-                                                          for i, e in enumerate(full)]), why=why))
+                parts.append(replace(parallel(screened + tilted_orders(2)), why=why))
             else:
                 est, n, out = builds(level, False)
                 parts.append(est)
                 if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
-                    # (epsilon's tilted pass: each order in full)
-                    parts.append(replace(parallel([tilted(e) for e in full]), why=why))
+                    parts.append(replace(parallel(tilted_orders(1)), why=why))  # (after the plain pass)
             if curves and model.profile_reaches_far_end(self.orders[0], delta, level):
                 parts.append(replace(builds(level, True)[0], why=(
                     "the privacy profile's far end is redone in long double")))

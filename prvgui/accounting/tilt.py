@@ -119,8 +119,8 @@ def choose_lambda(rows: Sequence[tuple[DiscretePRV, int]], target: float) -> flo
     not above the untilted mean, where there is no tail to tilt towards), on the exact tilted
     mean over the rows' cells (block means cannot follow a large lambda, which tilts within a
     block too). Newton's steps on the mean, whose derivative is the tilted variance, kept
-    inside a bracket that bisection in log lambda narrows when a step would leave it: 4 to 8
-    passes over the cells where bisection took 32 (each pass over millions of cells at a tiny
+    inside a bracket that bisection in log lambda narrows when a step would leave it: 3 to 5
+    passes over the cells (two at the bracket's ends) where bisection took 32 (each pass over millions of cells at a tiny
     delta). Any lambda is valid; this one only makes the bracket tight."""
     cells = [(_cells(d), k) for d, k in rows if k > 0 and d.pmf.any()]
     if not cells or not math.isfinite(target):
