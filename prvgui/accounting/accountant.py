@@ -34,7 +34,7 @@ from .kinds.base import ORDERS, Relation, as_relation
 from .mechanisms import Neighbouring, Row
 from .validate import check_delta, check_eps_error, check_epsilon, number_text
 from .closed_form import applies as closed_form_applies, closed_form
-from .cost import CostModel, needs_long_double, tilted
+from .cost import CostModel, needs_long_double
 from .estimate import ZERO, Estimate, parallel, summarise
 from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from .profile import Bounds, CertifiedProfile
@@ -366,8 +366,7 @@ class Accountant:
 
             def tilted_orders(first: int) -> list[Estimate]:
                 """Each order composed tilted, the first ``first`` times (_epsilon_tilted)."""
-                return [tilted(model.build(o, level, False)[0], first if i == 0 else 1)
-                        for i, o in enumerate(self.orders)]
+                return [model.tilted(o, level, delta, first if i == 0 else 1) for i, o in enumerate(self.orders)]
             if not (curves or closed) and needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0):
                 # epsilon's direct path: the other orders screened, the first tilted at once,
                 # usually twice (Chernoff's lambda, then the tilted estimate), each other order

@@ -44,8 +44,8 @@ said; ``python benchmarks/bench_cost.py --primitives`` repeats the stage timings
 End to end (``python benchmarks/bench_cost.py``: estimate, then measured seconds in a fresh
 process, load average 3 to 6; the same case measured twice differed by up to 5 times):
 DP-SGD (sigma 1.1, q 0.0043, 14063 steps) at eps_error 1e-6: 12 s against 16 s; eps_error
-1e-4: 4.3 s against 1.4 to 7.5 s; delta 1e-300: 6.8 s against 14 s (1.3 GB against 0.94;
-1.5 s and 0.37 GB before the tilted compositions were priced, TILT_SECONDS); sigma 0.1: 2.9 s
+1e-4: 4.3 s against 1.4 to 7.5 s; delta 1e-300: 4.1 s against 12 s (0.88 GB against
+0.94; 1.5 s and 0.37 GB before the tilted compositions were priced, ``CostModel.tilted``); sigma 0.1: 2.9 s
 against 3.5 to 9.4 s; 10^9 steps: 6.8 s against 5.4 to 18 s; Laplace x 50 at eps_error 1e-4:
 5.0 s against 4.8 s; a whole window request (curves and the 40-point steps curve) at
 eps_error 1e-4: 28 s against 30 s, at 1e-6: 3 min against 170 s (2.25 GB resident; the
@@ -67,6 +67,7 @@ from .errors import GridTooLarge
 from .estimate import ZERO, Estimate
 from .pipeline import Plan, coarsened, make_plan
 from .prv import PRV
+from .tilt import AGG_REL, choose_lambda_for_delta
 from .window import PreparedRow, choose_window
 
 #: seconds per cell edge whose cdf is evaluated (with the array work on its nonzero cell), and
@@ -97,12 +98,10 @@ FFT_BYTES, LONG_FFT_BYTES, FINISH_BYTES, BAND_BYTES = 24, 40, 32, 32
 #: rows' product and each count's power: about 64 bytes per grid point (1.2 GB observed at
 #: 15M points)
 SWEEP_FFT_BYTES = 64
-#: a composition tilted towards the tail (tilt.py) against a plain one at the same level: the
-#: search for lambda and the tilting pass over the cells, and less decimation (the tilted
-#: composition aggregates only as far as e^{lambda agg} <= 1 + AGG_REL). Measured on DP-SGD
-#: (sigma 1.1, q 0.0043, 14063 steps) at delta 1e-300, one order at a time: 2.8 to 3.6 times
-#: the time and 1.5 to 1.8 times the resident peak
-TILT_SECONDS, TILT_BYTES = 3.0, 1.8
+#: tilting a composition towards its tail (tilt.py), per nonzero cell of its rows: the search
+#: for lambda (a few passes over the cells), the tilting and the reading back (measured 110 to
+#: 220 ns on DP-SGD rows of 0.2M to 3.2M nonzero cells)
+TILT_CELL_S = 200e-9
 #: the coarse discretisation behind the estimate: cells of the widest row; the band test's
 #: grid over the window (a finer one when that finds no band)
 COARSE_CELLS, BAND_GRIDS = 4096, (1 << 13, 1 << 15)
@@ -263,10 +262,12 @@ class CostModel:
         return self._pictures[order]
 
     def build(self, order: str, err: float, extended: bool = False, scale: float = 1.0,
-              counts: tuple[int, ...] | None = None, sweep: int = 0) -> tuple[Estimate, int]:
+              counts: tuple[int, ...] | None = None, sweep: int = 0,
+              agg_cap: float = math.inf) -> tuple[Estimate, int]:
         """The cost of one composition of ``order`` at error level ``err``, the grid it ends on
         and the length of its (decimated) inverse transform. ``counts`` overrides the rows'
-        counts; ``sweep`` > 0 adds that many counts read from it (the steps curve)."""
+        counts; ``sweep`` > 0 adds that many counts read from it (the steps curve);
+        ``agg_cap`` caps the aggregation of the read-out (a tilted composition's)."""
         prvs = self.orders[order]
         if not prvs:
             return ZERO, 0, 0
@@ -280,13 +281,31 @@ class CostModel:
         tally.grid = max(int(pic.width(counts, plan0.e_w) / plan0.h), *(r.cells(plan0.h) for r in pic.rows))
 
         def attempt(s: float) -> int:
-            return self._attempt(pic, counts, make_plan(self.eps_error, s, k_total, err), extended,
-                                 sweep, tally)
+            plan = make_plan(self.eps_error, s, k_total, err)
+            if agg_cap < plan.agg_max:
+                plan = replace(plan, agg_max=agg_cap)
+            return self._attempt(pic, counts, plan, extended, sweep, tally)
         try:
             n = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale)[0]
         except MemoryError:  # no grid fits: the accountant will say so
             return Estimate(tally.seconds, tally.peak, tally.grid, "", fits=False), 0, 0
         return Estimate(tally.seconds, tally.peak, tally.grid, ""), n, tally.out
+
+    def tilted(self, order: str, err: float, delta: float, passes: int = 1) -> Estimate:
+        """``passes`` compositions of ``order`` tilted towards its tail at ``delta`` (tilt.py),
+        one after the other: each the plain composition read out with no more aggregation than
+        the tilt allows (AGG_REL / lambda, lambda Chernoff's for delta on the coarse rows), plus
+        the tilting of the rows' cells, whose tilted copies it also holds."""
+        prvs = self.orders[order]
+        if not prvs:
+            return ZERO
+        pic = self.picture(order)
+        lam = choose_lambda_for_delta([(r.disc, k) for r, (_, k) in zip(pic.rows, prvs)], delta)
+        est = self.build(order, err, agg_cap=AGG_REL / lam if lam else math.inf)[0]
+        plan = make_plan(self.eps_error, 1.0, sum(k for _, k in prvs), err)
+        cells = sum(r.cells(plan.h) for r in pic.rows)
+        work = TILT_CELL_S * sum(max(r.edges(plan), 1.0) for r in pic.rows)
+        return replace(est, seconds=passes * (est.seconds + work), bytes=est.bytes + 8.0 * cells)
 
     def profile_reaches_far_end(self, order: str, delta: float, err: float) -> bool:
         """Whether the privacy profile (epsilon up to 1.5 times epsilon(delta)) ends inside the
@@ -347,12 +366,6 @@ class CostModel:
         tally.add(seconds, memory)
         tally.out = out
         return n
-
-
-def tilted(est: Estimate, passes: int = 1) -> Estimate:
-    """The cost of ``passes`` compositions tilted towards the tail, from ``est``, that of the
-    plain composition (one after the other; the peak is one's)."""
-    return replace(est, seconds=passes * TILT_SECONDS * est.seconds, bytes=TILT_BYTES * est.bytes)
 
 
 def _band_seconds(n: int, band: float, cells: int, extended: bool, edges: float | None = None) -> float:
