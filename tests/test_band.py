@@ -184,3 +184,39 @@ def test_the_band_screen_loses_nothing(c, n):
     if not may_pay(rows, n, n // 16, m_tv):
         band = band_limit(rows, n)
         assert band is None or band > n // 16 or not any(worth_it(n, band, d.pmf.size) for d, _ in rows)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 5000), st.integers(1, 12), st.sampled_from([4320, 43200, 432000]),
+       st.integers(1, 2000), st.integers(0, 2 ** 31))
+def test_sparse_dft_is_within_its_bound_of_the_exact_sum(cells, nz, n, band, seed):
+    # a row whose mass sits in a few cells (atoms), against the sum in 40-digit arithmetic
+    import mpmath
+    from prvgui.accounting.band import sparse_dft
+    from prvgui.accounting.discretize import DiscretePRV
+    rng = np.random.default_rng(seed)
+    band = min(band, n // 2)
+    idx = rng.choice(cells, min(nz, cells), replace=False)
+    pmf = np.zeros(cells)
+    pmf[idx] = rng.random(idx.size) + 1e-3
+    pmf /= pmf.sum()
+    centre = int(rng.integers(0, cells))
+    d = DiscretePRV(pmf, -17, 0.01, 0.0, 0.0, 0.0, 0.0, centre=centre)
+    x, base, err = sparse_dft(d, n, band)
+    assert base == d.start + centre == row_spectrum(d, n)[1]
+    mpmath.mp.dps = 40
+    for m in sorted({0, band - 1, *rng.integers(0, band, 8).tolist()}):
+        exact = mpmath.fsum(mpmath.mpf(float(pmf[j])) * mpmath.expj(-2 * mpmath.pi * m * (int(j) - centre) / n)
+                            for j in idx)
+        assert abs(complex(exact) - x[m]) <= err[m]
+
+
+def test_a_row_of_two_atoms_is_summed_directly_on_the_band():
+    # randomized response's two atoms lie thousands of empty cells apart on a fine mesh
+    from prvgui.accounting.band import sparse_worth
+    d = discretize(RandomizedResponse(1.0).prv("remove"), 2e-4, 1e-12, 1 << 24)
+    nz = int(np.count_nonzero(d.pmf))
+    assert nz == 2 and d.pmf.size > 5000 and sparse_worth(432000, 940, nz, d.pmf.size)
+    x, base, err = cmp.band_dft(d, 432000, 940)
+    spec, base_fft = row_spectrum(d, 432000)
+    assert base == base_fft and np.all(np.abs(x - spec[:940]) <= err + 1e-15)

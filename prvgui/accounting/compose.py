@@ -39,7 +39,8 @@ from typing import Callable
 
 import numpy as np
 
-from .band import band_limit, band_logs, low_dft, may_pay, product_error, tv_band, worth_it
+from .band import (band_limit, band_logs, low_dft, may_pay, product_error, sparse_dft, sparse_worth,
+                   tv_band, worth_it)
 from .discretize import DiscretePRV
 from .errors import GridTooLarge, check_cancel
 from .window import PreparedRow, choose_window
@@ -376,9 +377,14 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
 def band_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
              progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, int, np.ndarray]:
     """A row's transform on [0, band), the grid index of position 0 and each coefficient's
-    absolute error: by band.low_dft when that is cheaper than a length-n FFT (band.worth_it),
-    else the first ``band`` coefficients of the FFT (row_spectrum), each with the FFT path's
-    error model (a relative u log2(n) per coefficient, as ``fft_rel_error`` for one draw)."""
+    absolute error: summed over the nonzero cells (band.sparse_dft) when the row has few of
+    them, by band.low_dft when that is cheaper than a length-n FFT (band.worth_it), else the
+    first ``band`` coefficients of the FFT (row_spectrum), each with the FFT path's error model
+    (a relative u log2(n) per coefficient, as ``fft_rel_error`` for one draw)."""
+    if not extended and sparse_worth(n, band, int(np.count_nonzero(d.pmf)), d.pmf.size):
+        if progress is not None:
+            progress(1.0)
+        return sparse_dft(d, n, band)
     if worth_it(n, band, d.pmf.size):
         return low_dft(d, n, band, extended, progress)
     spec, base = row_spectrum(d, n, extended)
