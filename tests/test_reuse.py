@@ -139,6 +139,28 @@ def test_the_least_recently_used_goes_first(monkeypatch):
     assert reuse.stats()["bytes"] <= reuse.MAX_BYTES
 
 
+def test_a_kept_discretisation_keeps_its_cumulant_bounds_while_it_is_kept(monkeypatch):
+    from prvgui.accounting.window import LAMBDAS, PreparedRow, _cgf_bounds, cgf_blocks
+    prv = reuse.prv_of(mech("laplace", scale=5.0), "remove")
+    d = reuse.discretized(prv, 1e-3, 1e-10, 10**7, (0.0, 1))
+    p = reuse.prepared(d)
+    idx = np.arange(0, LAMBDAS.size, 7)
+    got = p.cgf(False, idx)
+    assert reuse.prepared(d) is p  # the same bounds serve the next window
+    assert np.array_equal(got, _cgf_bounds(cgf_blocks(d), LAMBDAS[idx]))  # and they are d's
+    # a discretisation the cache does not hold gets bounds of its own
+    other = reuse.discretize(prv, 1e-3, 1e-10, 10**7, (0.0, 1))
+    assert reuse.prepared(other) is not reuse.prepared(other)
+    assert isinstance(reuse.prepared(other), PreparedRow)
+    # evicted (or cleared) with its discretisation
+    monkeypatch.setattr(reuse, "MAX_BYTES", reuse.stats()["bytes"] + 1)
+    monkeypatch.setattr(reuse, "MAX_SHARE", 1.0)
+    reuse.discretized(prv, 1e-3, 1e-12, 10**7, (0.0, 1))
+    assert all(v is not d for v in reuse._discs.values()) and reuse.prepared(d) is not p
+    reuse.clear()
+    assert not reuse._kept
+
+
 def test_threads_sharing_the_cache_get_the_uncached_answer():
     rows = COMPOSITIONS["dpsgd+laplace"]
     reuse.enabled(False)

@@ -8,7 +8,9 @@ the process, make the unchanged parts free:
   dataclasses: equal parameters, equal key), so that equal rows give the *same* PRV object;
 * ``discretized(prv, h, tau, max_cells, coarse, tiers)``: ``discretize.discretize`` of that
   PRV on one mesh (h, the tail cut tau, the coarse cells, the wider tiers, the cell limit:
-  everything the result depends on is in the key), bounded by bytes, least recently used dropped first.
+  everything the result depends on is in the key), bounded by bytes, least recently used dropped first;
+* ``prepared(d)``: a kept discretisation's ``window.PreparedRow`` (the cumulant bounds behind
+  every composition window of it), kept as long as the discretisation is.
 
 A cached discretisation is the very object an uncached call would have produced (the
 function is deterministic in its arguments), with its arrays made read-only so that no
@@ -24,6 +26,7 @@ from typing import Callable
 
 from .discretize import DiscretePRV, discretize
 from .prv import PRV
+from .window import PreparedRow
 
 #: the discretisations kept, in bytes of their arrays
 MAX_BYTES = 128 * 2 ** 20
@@ -35,6 +38,8 @@ MAX_PRVS = 512
 _lock = threading.Lock()
 _prvs: OrderedDict = OrderedDict()
 _discs: OrderedDict = OrderedDict()
+#: id -> (kept discretisation, its PreparedRow or None until asked for)
+_kept: dict[int, list] = {}
 _state = {"on": True, "bytes": 0, "hits": 0, "misses": 0}
 
 
@@ -53,6 +58,7 @@ def clear() -> None:
     with _lock:
         _prvs.clear()
         _discs.clear()
+        _kept.clear()
         _state.update(bytes=0, hits=0, misses=0)
 
 
@@ -127,8 +133,23 @@ def discretized(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[fl
         if key in _discs:  # another thread was quicker: keep one
             return _discs[key]
         _discs[key] = _freeze(d)
+        _kept[id(d)] = [d, None]
         _state["bytes"] += size
         while _state["bytes"] > MAX_BYTES and _discs:
             _, old = _discs.popitem(last=False)
+            _kept.pop(id(old), None)
             _state["bytes"] -= _nbytes(old)
     return d
+
+
+def prepared(d: DiscretePRV) -> PreparedRow:
+    """``PreparedRow(d)``, the same object for a kept discretisation while it is kept (its
+    cumulant bounds, worked out on demand, then serve every later window: a steps curve's
+    other rows, the next edit's unchanged rows)."""
+    with _lock:
+        entry = _kept.get(id(d))
+        if entry is None or entry[0] is not d:
+            return PreparedRow(d)
+        if entry[1] is None:
+            entry[1] = PreparedRow(d)
+        return entry[1]

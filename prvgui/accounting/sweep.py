@@ -22,7 +22,8 @@ from .errors import GridTooLarge, check_cancel
 from .pipeline import certify, coarsened, discretize_rows, make_plan
 from .profile import Bounds
 from .prv import PRV
-from .window import PreparedRow, choose_windows
+from .reuse import prepared
+from .window import choose_windows
 
 #: at most this many counts per sweep
 MAX_COUNTS = 200
@@ -133,11 +134,11 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
     plan = make_plan(eps_error, scale, k_max, level)
     h, agg_max = plan.h, plan.agg_max
     disc_o = discretize_rows(others, plan, n_max, cancel)
-    prep_o = [(PreparedRow(d), k) for d, k in disc_o]
+    prep_o = [(prepared(d), k) for d, k in disc_o]
     dj = None
     if prv_j is not None:
         dj = discretize_rows([(prv_j, 1)], plan, n_max)[0][0]
-        prep_j = PreparedRow(dj)
+        prep_j = prepared(dj)
     windows = choose_windows(prep_o, prep_j if dj is not None else None, cs, plan.e_w)
     width = max(hi - lo for lo, hi, _ in windows)
     n = fft_len(int(math.ceil(width / h)) + 4, h, agg_max)
