@@ -43,8 +43,7 @@ from .band import (band_limit, band_logs, low_dft, may_pay, product_error, spars
                    tv_band, worth_it)
 from .discretize import DiscretePRV
 from .errors import GridTooLarge, check_cancel
-from .reuse import prepared as prepared_row
-from .window import choose_window
+from .window import PreparedRow, choose_window
 
 _ULP = 2.0 ** -52
 #: the largest FFT length we allow: about 20 bytes per point at the peak, so ~500 MiB
@@ -314,7 +313,7 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     inf_mass = inf_mass_of(rows)
     if inf_mass >= 1.0:
         return Composed(np.zeros(1), 0, h, 0.0, 1.0, 0.0, 0.0, 0.0, {"window": 0.0})
-    prepared = [(prepared_row(d), k) for d, k in rows]
+    prepared = [(PreparedRow(d), k) for d, k in rows]
     offset = math.fsum(k * d.shift for d, k in rows)
     lo, hi, win_err = choose_window(prepared, window_mass)
     n_lo = math.floor((lo - offset) / h) - 1

@@ -145,7 +145,8 @@ def discretized(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[fl
 def prepared(d: DiscretePRV) -> PreparedRow:
     """``PreparedRow(d)``, the same object for a kept discretisation while it is kept (its
     cumulant bounds, worked out on demand, then serve every later window: a steps curve's
-    other rows, the next edit's unchanged rows)."""
+    other rows, the next edit's unchanged rows; the steps curve asks, compose.py lies beneath
+    reuse in the layers)."""
     with _lock:
         entry = _kept.get(id(d))
         if entry is None or entry[0] is not d:
