@@ -454,7 +454,7 @@ class Accountant:
                 res = _intersect(res, finer)
                 self._used[delta] = level * 1e-3
                 self._tilt_used.pop(delta, None)
-        res = self._capped(res)
+        res = _capped(res, self.loss_cap())
         if math.isfinite(res.estimate) and res.upper - res.lower > 2 * self.eps_error_used * 1.001:
             level = self._used.get(delta, level)
             ext = delta in self._used
@@ -474,9 +474,6 @@ class Accountant:
         if self._cap is None:
             self._cap = _loss_cap([self._order_prvs(o) for o in self.orders])
         return self._cap
-
-    def _capped(self, res: Bounds) -> Bounds:
-        return _capped(res, self.loss_cap())
 
     def _epsilon_parts(self, delta: float, level: float, progress=None,
                        extended: bool = False) -> list[tuple[_Side, tuple[float, float, float]]]:

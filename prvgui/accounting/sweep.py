@@ -5,8 +5,9 @@ The mesh is planned for the largest count (pipeline.py), each row is discretised
 transformed once, the other rows' product is formed once, and each count costs one power of a
 band-limited spectrum and one (decimated) inverse transform. Every point is certified on its
 own: its own Hoeffding term with its own K, its own Chernoff window (pipeline.certify). Counts
-within a factor of 4 share a mesh, the finest one their largest count needs. With two orders,
-the one a caller knows to be dominated is screened by a coarse sweep first (``sweep``).
+within a factor of 4 share a mesh (16 in a coarse screen: SPREAD, SCREEN_SPREAD), the finest one
+their largest count needs. With two orders, the one a caller knows to be dominated is screened
+by a coarse sweep first (``sweep``).
 """
 from __future__ import annotations
 

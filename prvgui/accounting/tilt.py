@@ -142,8 +142,7 @@ def choose_lambda(rows: Sequence[tuple[DiscretePRV, int]], target: float) -> flo
     mean, var = _tilted_moments(cells, math.exp(u))
     lo, hi = (u, hi) if mean < target else (lo, u)
     for _ in range(60):
-        lam = math.exp(u)
-        slope = lam * var  # d mean / d log lambda
+        slope = math.exp(u) * var  # d mean / d log lambda
         nxt = u + (target - mean) / slope if slope > 0 else math.inf
         if abs(nxt - u) <= 1e-9:  # (bisection's 30 halvings left a factor 1 + 2e-8)
             return math.exp(nxt)
