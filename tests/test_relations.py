@@ -64,8 +64,11 @@ def test_fixed_size_sampling_is_only_defined_under_replace_one():
         Accountant([Row(m, 10)])
     with pytest.raises(ValueError, match="replace-one"):
         m.prv("remove")
-    # under replace-one it has the Poisson pair's numbers (the same dominating pair)
-    assert m.under(Relation("replace_one")) == SubsampledGaussian(1.0, 0.01).under(Relation("replace_one"))
+    # under replace-one it is NOT Poisson's pair (issue 25: the replaced record displaces another
+    # from the batch): it certifies more at every delta
+    fixed = Accountant([Row(m, 10)], 0.01, "replace_one").epsilon(1e-5)
+    poisson = Accountant([Row(SubsampledGaussian(1.0, 0.01), 10)], 0.01, "replace_one").epsilon(1e-5)
+    assert fixed.lower > 2 * poisson.upper
     with pytest.raises(ValueError, match='Batches must be one of "poisson" or "fixed_size"; you typed "bernoulli"'):
         SubsampledGaussian(1.0, 0.01, sampling="bernoulli")
 
@@ -112,10 +115,10 @@ def test_bad_version_2_fields_are_named(text, where):
 
 
 def test_version_2_round_trips_and_version_1_still_loads():
-    comp = loads_composition(_v2(neighbouring="replace_one", group_size=3,
+    comp = loads_composition(_v2(neighbouring="replace_one", group_size=1,
                                  mech={"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.01,
                                        "sampling": "fixed_size", "count": 5}))
-    assert comp.relation == Relation("replace_one", 3) and comp.rows[0].params["sampling"] == "fixed_size"
+    assert comp.relation == Relation("replace_one", 1) and comp.rows[0].params["sampling"] == "fixed_size"
     back = loads_composition(json.dumps(comp.to_dict()))
     assert back == comp and comp.to_dict()["version"] == 2
     v1 = loads_composition(open(os.path.join(ROOT, "tests", "fixtures", "v1_minimal.json")).read())

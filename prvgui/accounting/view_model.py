@@ -315,25 +315,47 @@ def _tradeoff(request: Request, acc: Accountant, profs, rows, eps_upper: float) 
                                   "region": region_boundary(eps_upper, request.delta, alpha)})
 
 
-def untight_note(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None) -> str:
-    """The words beside a bracket whose rows include pairs that are upper bounds only: the
-    shuffled batches' words when there are shuffled rows, else the kinds' titles."""
+def untight_sentences(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None,
+                      fmt: Callable[[float, bool], str] | None = None) -> list[str]:
+    """The words beside a bracket whose rows include pairs that are upper bounds only, as
+    sentences (the one text the window, the command line and the report show): what each kind
+    of such rows means, where the truth lies, and Poisson accounting's number for contrast.
+    ``fmt(value, up)`` formats a bound (default: 4 significant digits)."""
+    show = fmt or (lambda v, up: f"{v:.4g}")
     untight = [r.mechanism for r in rows if r.count > 0 and not r.mechanism.tight
                and not r.mechanism.is_trivial()]
-    if any(m.poisson_counterpart() is not None for m in untight):
-        return shuffled_note(at_least, upper, poisson)
-    titles = ", ".join(dict.fromkeys(m.title for m in untight))
-    return (f"{titles}: the pair composed bounds every mechanism of the kind, and no single one "
-            f"attains it over several runs. The true epsilon lies between {at_least:.4g} (proven: "
-            f"each such row run as one concrete mechanism of its kind) and {upper:.4g}.")
-
-
-def shuffled_note(at_least: float, upper: float, poisson: Bounds | None) -> str:
-    """The words beside a bracket that holds shuffled batches."""
-    text = (f"Shuffled batches: no tight accountant exists. The true epsilon lies between "
-            f"{at_least:.4g} (proven by an attack on shuffled batches, Chua et al. 2024) and "
-            f"{upper:.4g} (each epoch counted as one Gaussian, no amplification).")
+    schemes = [b for b in ("shuffled", "fixed_size") if any(m.batch_scheme == b for m in untight)]
+    lo, hi = show(at_least, False), show(upper, True)
+    if not schemes:
+        titles = ", ".join(dict.fromkeys(m.title for m in untight))
+        return [f"{titles}: the true ε lies between {lo} (proven lower bound: each such row run as one "
+                f"concrete mechanism of its kind) and {hi} (the certified upper bound).",
+                "The pair composed covers every mechanism of the kind, and no single one attains it over "
+                "several runs; publish the upper bound."]
+    if schemes[0] == "shuffled":
+        out = [f"Shuffled batches: the true ε lies between {lo} (proven lower bound: an attack on "
+               f"shuffled batches, Chua et al. 2024) and {hi} (the certified upper bound: each epoch "
+               "counted as one Gaussian, no amplification).",
+               "No tight accountant for shuffled batches exists, so the gap between the two cannot be "
+               "closed today; publish the upper bound."]
+        if "fixed_size" in schemes:
+            out.append("Fixed-size batches are certified by the pair for sampling without replacement.")
+    else:
+        out = [f"Fixed-size batches under replace-one: the true ε lies between {lo} (proven lower bound: "
+               "two datasets realise it, the replaced record displacing another from the batch) and "
+               f"{hi} (the certified upper bound: the pair for sampling without replacement, Dong, Roth "
+               "and Su 2022).",
+               "The upper bound also covers a record whose gradient changes sides from step to step; "
+               "publish the upper bound."]
     if poisson is not None:
-        text += (f" Poisson accounting would say {poisson.upper:.4g} for the same training; that "
-                 "number does not hold for shuffled batches.")
-    return text
+        what = " and ".join({"shuffled": "shuffled", "fixed_size": "fixed-size"}[s] for s in schemes)
+        out.append(f"For contrast, Poisson accounting would say ε ≤ {show(poisson.upper, True)}: not a "
+                   f"guarantee for {what} batches (it assumes each record joins each step independently)."
+                   + (" Under replace-one, fixed-size batches cost much more than Poisson sampling at the "
+                      "same rate." if "fixed_size" in schemes else ""))
+    return out
+
+
+def untight_note(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None) -> str:
+    """``untight_sentences`` as one note (the engine's warning, the command line, the report)."""
+    return " ".join(untight_sentences(rows, at_least, upper, poisson))

@@ -16,16 +16,11 @@ SCHEME_WORDS = {"poisson": "Poisson-sampled batches", "fixed_size": "fixed-size 
 
 def batch_schemes(rows) -> list[str]:
     """The ways the rows form their batches ('poisson', 'fixed_size', 'shuffled'), in row order,
-    each once; rows without batches (e.g. a Laplace query) add nothing."""
+    each once: each kind says its own (``Mechanism.batch_scheme``); rows without batches (a Laplace
+    query, zCDP, the exponential mechanism, the shuffle model) add nothing."""
     out: list[str] = []
     for r in rows:
-        mech = getattr(r, "mechanism", None)
-        if mech is None:
-            continue
-        if not getattr(mech, "tight", True) or "shuffled" in getattr(mech, "kind", ""):
-            scheme = "shuffled"
-        else:
-            scheme = getattr(mech, "sampling", None)
+        scheme = getattr(getattr(r, "mechanism", None), "batch_scheme", None)
         if scheme in SCHEME_WORDS and scheme not in out:
             out.append(scheme)
     return out

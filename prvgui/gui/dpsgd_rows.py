@@ -43,7 +43,9 @@ SCHEME_TIPS = {
                "Gaussian with q = B / N, ⌈epochs / q⌉ steps.",
     "fixed_size": "Sampling without replacement at each step (e.g. a random sampler with a fixed batch "
                   "size). The row: a subsampled Gaussian with fixed-size batches, q = B / N, "
-                  "⌈epochs / q⌉ steps. Defined under replace-one neighbouring only.",
+                  "⌈epochs / q⌉ steps. Defined under replace-one neighbouring, one record per person, "
+                  "and much costlier than Poisson at the same rate: a replaced record also displaces "
+                  "another from the batch.",
     "shuffled": "What most training loops do (shuffle, then iterate over the batches). The row: a "
                 "shuffled Gaussian with ⌈N / B⌉ batches per epoch and the epochs as its count. No tight "
                 "accountant exists: prvgui reports a proven lower bound and a certified upper bound.",

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHe
                                QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
 
 from ..accounting.certified import CertifiedUpper
-from ..accounting.view_model import untight_note
+from ..accounting.view_model import untight_note, untight_sentences
 from ..report.tables import latex_table, markdown_table
 from .compare import PinBar
 from .cost_prompt import CostPrompt
@@ -58,34 +58,16 @@ def _estimate(b, digits: int = 4) -> str:
     return f"estimate {fmt(b.estimate, digits)}"
 
 
-def shuffled_words(result, digits: int = 4) -> list[str] | None:
-    """The bracket around the truth for a result with shuffled batches, as sentences (None when
-    the result has no such bracket): between the proven lower bound and the certified upper
-    bound; no tight accountant; the Poisson number for contrast, not a guarantee."""
+def bracket_words(result, digits: int = 4) -> list[str] | None:
+    """The bracket around the truth for a result whose rows include pairs that are upper bounds
+    only (shuffled or fixed-size batches, zCDP, ...), as sentences (None when the result has no
+    such bracket): the engine's own words (view_model.untight_sentences), numbers at ``digits``."""
     at_least = getattr(result, "epsilon_at_least", None)
     if at_least is None:
         return None
     upper = _best(result.certified_upper, result.epsilon.upper).value
-    untight = [r.mechanism for r in result.request.rows if r.count > 0 and not r.mechanism.tight
-               and not r.mechanism.is_trivial()]
-    if not any(m.poisson_counterpart() is not None for m in untight):  # e.g. zCDP, exponential mechanism
-        titles = ", ".join(dict.fromkeys(m.title for m in untight))
-        return [f"{titles}: the true ε lies between {fmt_bound(at_least, digits, up=False)} (proven lower "
-                f"bound: each such row run as one concrete mechanism of its kind) and "
-                f"{fmt_bound(upper, digits)} (the certified upper bound above).",
-                "The pair composed covers every mechanism of the kind, and no single one attains it over "
-                "several runs; publish the upper bound."]
-    out = [f"Shuffled batches: the true ε lies between {fmt_bound(at_least, digits, up=False)} "
-           f"(proven lower bound: an attack on shuffled batches, Chua et al. 2024) and "
-           f"{fmt_bound(upper, digits)} (the certified upper bound above).",
-           "No tight accountant for shuffled batches exists, so the gap between the two cannot be "
-           "closed today; publish the upper bound."]
-    poisson = getattr(result, "poisson_epsilon", None)
-    if poisson is not None:
-        out.append(f"For contrast, Poisson accounting would say ε ≤ {fmt_bound(poisson.upper, digits)}: "
-                   f"not a guarantee for shuffled batches (it assumes each record joins each step "
-                   f"independently).")
-    return out
+    return untight_sentences(result.request.rows, at_least, upper, getattr(result, "poisson_epsilon", None),
+                             lambda v, up: fmt_bound(v, digits, up=up))
 
 
 def _value(v: object, kind: str, lower: bool = False) -> str:
@@ -304,7 +286,7 @@ class ResultsPanel(QWidget):
         self.headline.setText(
             f"<span style='font-size:17pt; font-weight:600'>ε ≤ {fmt_bound(best.value)}</span>"
             f"&nbsp;&nbsp;<span style='color:#444'>certified{by}, at δ = {fmt(req.delta)}</span>")
-        words = shuffled_words(result)
+        words = bracket_words(result)
         self.bracket.setText(" ".join(words) if words else "")
         self.bracket.setVisible(words is not None)
         notes = self._notes(result)
@@ -411,7 +393,7 @@ class ResultsPanel(QWidget):
                f"ε ≤ {fmt_bound(best.value, 6)} (certified upper bound"
                + ("" if best.by == "prv" else f", by {self._label(r, best.by)}") + "); "
                f"PRV lower {fmt_bound(e.lower, 6, up=False)}, {_estimate(e, 6)}"]
-        out += shuffled_words(r, 6) or []
+        out += bracket_words(r, 6) or []
         out += [f"warning: {w}" for w in self._notes(r)]
         if r.delta is not None and req.epsilon is not None:
             out.append(f"at ε = {req.epsilon!r}: δ ≤ {fmt_bound(r.delta.upper, 6)}; "

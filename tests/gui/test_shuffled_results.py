@@ -7,7 +7,7 @@ import pytest
 from prvgui.accounting.certified import CertifiedUpper
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
 from prvgui.accounting.profile import Bounds
-from prvgui.accounting.view_model import Curve, Request, Result, shuffled_note
+from prvgui.accounting.view_model import Curve, Request, Result, untight_note
 from prvgui.document.export import curve_csv_text, setting_text
 from prvgui.document.model import Document, RowSpec, Targets
 from prvgui.gui.plots import ProfileTab
@@ -28,7 +28,7 @@ def fake_result(request, at_least=None, poisson=None, upper=9.5, best=None):
     x = np.linspace(0.0, 10.0, 5)
     profile = Curve("epsilon", x, {"lower": np.exp(-x) * 0.9, "estimate": np.exp(-x) * 0.95,
                                    "upper": np.exp(-x), "rdp": None, "gdp": None})
-    notes = (shuffled_note(at_least, upper, poisson),) if at_least is not None else ()
+    notes = (untight_note(request.rows, at_least, upper, poisson),) if at_least is not None else ()
     return Result(request, eps, None, {}, {}, profile, None, None, None, 0.0, [], 0.25,
                   CertifiedUpper(best or upper, "prv"), None, notes, None, at_least, poisson)
 
@@ -55,7 +55,7 @@ def test_the_panel_says_where_the_true_epsilon_lies_for_shuffled_batches(qtbot):
     assert text.count("no tight accountant") + text.count("No tight accountant") == 1
 
 
-def test_without_a_lower_bound_there_are_no_shuffled_words(qtbot):
+def test_without_a_lower_bound_there_are_no_bracket_words(qtbot):
     panel = ResultsPanel()
     qtbot.addWidget(panel)
     panel.show()
@@ -98,7 +98,7 @@ def test_the_window_shows_the_bracket_for_a_shuffled_row(qtbot):
 
 
 @pytest.mark.parametrize("rows, neighbouring, k, words", [
-    ((FIXED,), "replace_one", 4, "replace one record, groups of 4 records; fixed-size batches"),
+    ((FIXED,), "replace_one", 1, "replace one record; fixed-size batches"),
     ((POISSON, LAPLACE), "add_remove", 1, "add/remove one record; Poisson-sampled batches"),
     ((LAPLACE,), "add_remove", 1, "add/remove one record"),
     ((SHUFFLED, POISSON), "replace_one", 1, "replace one record; shuffled batches, Poisson-sampled batches"),

@@ -11,8 +11,12 @@ and add/remove"; the PRVs and their proofs are in mixture.py):
 * replace-one, k records: P = sum_j w_j B(j) against Q = sum_j w_j B(-j), a symmetric pair
   (reflection swaps P and Q): the j sampled records each move by up to twice the clipping
   norm, which the pair realises as +j against -j (Zhu, Dong, Wang 2022; Lebeda et al. 2024).
-  Fixed-size sampling without replacement (q = b/n) has the same pair: the replaced record is
-  in the batch with probability q and the batch is otherwise the same.
+* fixed-size batches (sampling without replacement, q = b/n), replace-one, one record: NOT
+  the pair above (the replaced record displaces another from the batch) but the symmetrised
+  pair of (q B(2) + (1-q) B(0), B(0)), the base's replace-one shift 2 (without_replacement.py,
+  ``FixedSizePair``). Groups of several records with fixed-size batches have no pair here
+  (the number of the group's records in a batch is hypergeometric in n, which rows do not
+  hold): refused.
 
 Without noise P and Q are disjoint whenever a record of the group is sampled: the loss is 0
 (replace-one) or log w_0 (add/remove) when none is, +inf otherwise, which is
@@ -28,23 +32,39 @@ import numpy as np
 
 from ..prv import PRV, TRIVIAL
 from ..subsampling import blind_subsample
-from .base import Mechanism, fixed_size_error
+from .base import Mechanism, fixed_size_error, fixed_size_group_error
 
 
 def subsampled_under(mech: Mechanism, relation, plain: Callable[[float], Mechanism],
-                     pair: Callable[[float, int, bool], Mechanism]) -> Mechanism:
+                     pair: Callable[[float, int, bool], Mechanism],
+                     fixed: Callable[[float], Mechanism]) -> Mechanism:
     """The pair of a subsampled kind under ``relation``, the one rule both subsampled kinds
-    follow: fixed-size sampling only under replace-one; add/remove one record with Poisson
-    sampling is the kind's own pair; at q = 1 (or without leakage) the plain mechanism
-    (``plain(sensitivity)``) under the relation; else the mixture ``pair(q, k, replace)``."""
-    if not relation.replace and mech.sampling != "poisson":
+    follow: fixed-size sampling only under replace-one and for one record; add/remove one
+    record with Poisson sampling is the kind's own pair; at q = 1 (or without leakage) the
+    plain mechanism (``plain(sensitivity)``) under the relation; else the mixture
+    ``pair(q, k, replace)`` (Poisson) or the without-replacement pair ``fixed(q)``."""
+    fixed_size = mech.sampling != "poisson"
+    if fixed_size and not relation.replace:
         raise fixed_size_error()
+    if fixed_size and relation.group_size > 1:
+        raise fixed_size_group_error(relation.group_size)
     if relation.plain:
         return mech
     q = mech.sampling_rate
     if q == 1 or mech.is_trivial():
         return plain(0.0 if q == 0 else mech.sensitivity).under(relation)
-    return pair(q, relation.group_size, relation.replace)
+    return fixed(q) if fixed_size else pair(q, relation.group_size, relation.replace)
+
+
+def fixed_size_attack(mech: Mechanism, relation, doubled: Callable[[], Mechanism]) -> Mechanism:
+    """A subsampled kind's realised pair (``attack_pair``): its own pair with Poisson batches;
+    with fixed-size batches the Poisson add/remove pair at twice the sensitivity (``doubled()``,
+    attained by the datasets of without_replacement.py and their swap), after the same refusals
+    as the upper pair."""
+    pair = mech.under(relation)
+    if mech.sampling == "poisson" or mech.sampling_rate == 1 or mech.is_trivial():
+        return pair
+    return doubled()
 
 
 def _blind(q: float, k: int, replace: bool, order: str) -> PRV:
@@ -156,3 +176,79 @@ class LaplaceMixturePair(_MixturePair):
         pairs = ("replace",) if self.replace else ("remove", "add")
         return np.maximum.reduce([mixture_rdp(p, self.eps0, self.sampling_rate, self.group_size, orders,
                                               laplace=True) for p in pairs])
+
+
+@dataclass(frozen=True, slots=True)
+class FixedSizePair(Mechanism):
+    """A subsampled kind with fixed-size batches under replace-one (one record): the symmetrised
+    pair of the Poisson add/remove pair at the base's replace-one shift (without_replacement.py).
+    One PRV (the pair is symmetric); not realised over several steps (``tight`` is False on the
+    row's kind, whose ``attack_pair`` is the realised one)."""
+
+    sampling_rate: float
+    #: Gaussian: noise s = sigma / sensitivity; Laplace: eps0 = sensitivity / scale
+    noise: float
+    laplace: bool = False
+
+    def __post_init__(self) -> None:  # built by ``under`` from checked parameters
+        pass
+
+    @property
+    def title(self) -> str:  # type: ignore[override]
+        return f"Subsampled {'Laplace' if self.laplace else 'Gaussian'} with fixed-size batches"
+
+    def orders(self, relation=None) -> tuple[str, ...]:
+        return ("remove",)
+
+    def is_trivial(self) -> bool:
+        return self.sampling_rate == 0 or (self.laplace and self.noise == 0)
+
+    def is_blatant(self) -> bool:
+        return self.sampling_rate == 1 and self._noiseless()
+
+    def _noiseless(self) -> bool:
+        return math.isinf(self.noise)
+
+    def _prv(self, order: str) -> PRV:
+        if self.is_trivial():
+            return TRIVIAL
+        q = self.sampling_rate
+        if self._noiseless():
+            return _blind(q, 1, True, order)
+        from .. import without_replacement as wr
+        if self.laplace:
+            from .subsampled_laplace import subsampled_laplace_prv
+            e = 2.0 * self.noise
+            mean, err = wr.laplace_mean(e, q)
+            parts = [subsampled_laplace_prv(e, q, o) for o in ("remove", "add")]
+        else:
+            from .subsampled_gaussian import subsampled_gaussian_prv
+            s = 0.5 * self.noise
+            mean, err = wr.gaussian_mean(s, q)
+            parts = [subsampled_gaussian_prv(s, q, o) for o in ("remove", "add")]
+        return wr.symmetrised(parts[0], parts[1], mean, err + max(parts[0].mean_err, parts[1].mean_err))
+
+    def eps_delta(self) -> tuple[float, float] | None:
+        """Laplace: pure DP at the largest |loss|, log(1 + q (e^{2 eps0} - 1)); Gaussian: none."""
+        if not self.laplace:
+            return None
+        q = self.sampling_rate
+        if self._noiseless():
+            return (0.0, q)
+        return (float(np.logaddexp(math.log(q) + 2.0 * self.noise, math.log1p(-q))), 0.0)
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        """Wang, Balle, Kasiviswanathan 2019, Thm 9 (without_replacement.wbk_rdp) from the base's
+        replace-one RDP: Gaussian 2 a / s^2, Laplace at eps0' = 2 eps0 (capped by 2 eps0-DP's)."""
+        from .. import rdp as _rdp
+        from ..without_replacement import wbk_rdp
+        if self._noiseless():
+            return np.full(orders.shape, math.inf)
+        q, p = self.sampling_rate, self.noise
+        if self.laplace:
+            e = 2.0 * p
+            out = _rdp.at_integer_orders(orders, lambda a: wbk_rdp(
+                a, q, lambda j: float(_rdp.laplace_rdp(e, np.array([float(j)]))[0]), e))
+            eps1 = self.eps_delta()[0]  # type: ignore[index]
+            return np.minimum(out, _rdp.rr_rdp(eps1, orders))
+        return _rdp.at_integer_orders(orders, lambda a: wbk_rdp(a, q, lambda j: 2.0 * j / (p * p), math.inf))

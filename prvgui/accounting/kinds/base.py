@@ -309,6 +309,9 @@ class Mechanism:
     tight: ClassVar[bool] = True
     #: how many pairs of datasets ``attack_pair`` can offer
     attack_variants: ClassVar[int] = 1
+    #: how the rows of this kind form their batches: 'poisson', 'fixed_size' or 'shuffled'
+    #: (captions and notes name them); None for mechanisms without batches
+    batch_scheme: ClassVar[str | None] = None
     #: the first composition file version that holds the kind
     since_version: ClassVar[int] = 2
 
@@ -451,6 +454,22 @@ class Mechanism:
             return math.inf
 
 
+class SampledBatches:
+    """What the subsampled kinds share about their ``sampling`` field: Poisson batches are a
+    realised pair (``tight``), fixed-size batches an upper bound only (without_replacement.py);
+    the scheme names itself in captions (``batch_scheme``)."""
+
+    __slots__ = ()
+
+    @property
+    def tight(self) -> bool:
+        return self.sampling == "poisson"  # type: ignore[attr-defined]
+
+    @property
+    def batch_scheme(self) -> str:
+        return self.sampling  # type: ignore[attr-defined]
+
+
 # ---------------------------------------------------------------- parameters several kinds share
 SAMPLING_RATE = Param("Sampling rate q", "probability in [0, 1]",
                       "Poisson sampling probability q of each record per step", "q", 0.01, hi=1.0,
@@ -468,6 +487,16 @@ FIXED_SIZE_ADD_REMOVE = ("Fixed-size batches (exactly q × n records) are define
 def fixed_size_error() -> ValueError:
     """The error for fixed-size sampling under add/remove; its ``field`` is ``sampling``."""
     exc = ValueError(FIXED_SIZE_ADD_REMOVE)
+    exc.field = "sampling"  # type: ignore[attr-defined]
+    return exc
+
+
+def fixed_size_group_error(group_size: int) -> ValueError:
+    """The error for fixed-size sampling with groups of several records (no certified pair)."""
+    exc = ValueError(f"Fixed-size batches with {group_size} records per person: prvgui has no certified pair "
+                     "for a group under sampling without replacement (how many of the group's records a "
+                     "batch holds depends on the dataset size); choose Poisson sampling or 1 record per "
+                     "person")
     exc.field = "sampling"  # type: ignore[attr-defined]
     return exc
 EPSILON = Param("ε", "nats", "privacy parameter epsilon (nats)", "ε", 1.0, search=Search(True, 1e-6, 50.0))

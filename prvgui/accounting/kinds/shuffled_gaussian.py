@@ -46,6 +46,7 @@ class ShuffledGaussian(Mechanism):
     menu_order = 65
     tight = False
     attack_variants = 2
+    batch_scheme = "shuffled"
 
     sigma: float = param(Param("Noise multiplier σ", "× clipping norm",
                                "noise multiplier: noise standard deviation / clipping norm", "σ", 1.0,

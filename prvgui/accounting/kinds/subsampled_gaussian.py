@@ -8,13 +8,18 @@ orders: the binomial expansion (remove) and log-space quadrature (add), the larg
 (Mironov, Talwar, Zhang 2019). GDP/CLT: mu^2 = q^2 (e^{1/s^2} - 1) (Bu, Dong, Long, Su 2019).
 
 ``sampling``: 'poisson' (the above) or 'fixed_size' (each step a uniformly random batch of
-exactly q n records, without replacement), which is defined under replace-one only. Under
-replace-one (either sampling) and for groups of k records the pair is a mixture of shifted
-Gaussians (``under``; kinds/_mixtures.py, mixture.py); at q = 1 it is the Gaussian with
-sensitivity k Delta (add/remove) or 2 k Delta (replace-one).
+exactly q n records, without replacement), which is defined under replace-one for one record
+only. Poisson under replace-one and for groups of k records: a mixture of shifted Gaussians
+(``under``; kinds/_mixtures.py, mixture.py); at q = 1 the Gaussian with sensitivity k Delta
+(add/remove) or 2 k Delta (replace-one). Fixed-size batches: the symmetrised pair of the
+Poisson add/remove pair at sensitivity 2 Delta (without_replacement.py), an upper bound that
+no pair of datasets attains over several steps (``tight`` False); the realised lower bound
+(``attack_pair``) is that add/remove pair itself, both orders (datasets in the module
+without_replacement.py names).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -26,8 +31,8 @@ from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous
 from ..subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
                            refined_breaks)
-from .base import (fixed_size_error, SAMPLING, SAMPLING_RATE, Mechanism, Param, Relation, Search,
-                   param)
+from .base import (fixed_size_error, SampledBatches, SAMPLING, SAMPLING_RATE, Mechanism, Param, Relation,
+                   Search, param)
 from .gaussian import gaussian_prv
 
 Array = np.ndarray
@@ -100,7 +105,7 @@ def subsampled_gaussian_prv(s: float, q: float, order: str) -> PRV:
 
 
 @dataclass(frozen=True, slots=True)
-class SubsampledGaussian(Mechanism):
+class SubsampledGaussian(SampledBatches, Mechanism):
     """Gaussian mechanism on a Poisson subsample (one DP-SGD step)."""
 
     kind = "subsampled_gaussian"
@@ -140,10 +145,22 @@ class SubsampledGaussian(Mechanism):
         return self.sigma == 0 and self.sampling_rate == 1 and not self.is_trivial()
 
     def under(self, relation: Relation) -> Mechanism:
-        from ._mixtures import GaussianMixturePair, subsampled_under
+        from ._mixtures import FixedSizePair, GaussianMixturePair, subsampled_under
         from .gaussian import Gaussian
         return subsampled_under(self, relation, lambda d: Gaussian(self.sigma, d),
-                                lambda q, k, replace: GaussianMixturePair(q, k, replace, self.noise))
+                                lambda q, k, replace: GaussianMixturePair(q, k, replace, self.noise),
+                                lambda q: FixedSizePair(q, self.noise))
+
+    def attack_pair(self, relation: Relation, variant: int = 0) -> Mechanism:
+        """Fixed-size batches under replace-one: the Poisson add/remove pair at twice the
+        sensitivity, realised by the datasets of without_replacement.py (either direction)."""
+        from ._mixtures import fixed_size_attack
+        return fixed_size_attack(self, relation, lambda: SubsampledGaussian(
+            self.sigma, self.sampling_rate, 2.0 * self.sensitivity))
+
+    def poisson_counterpart(self) -> tuple[Mechanism, int] | None:
+        """Fixed-size batches: the same step with Poisson sampling at the same rate."""
+        return None if self.sampling == "poisson" else (dataclasses.replace(self, sampling="poisson"), 1)
 
     def _prv(self, order: str) -> PRV:
         if self.sampling != "poisson":

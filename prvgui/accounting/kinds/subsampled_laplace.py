@@ -8,10 +8,11 @@ It is eps'-DP with eps' = log(1 + q (e^eps0 - 1)) (amplification by subsampling)
 integer orders: binomial expansion (remove) and quadrature (add), capped by eps'-DP's.
 
 ``sampling`` and the pairs under replace-one and for groups: as for the subsampled Gaussian
-(``under``; kinds/_mixtures.py, mixture.py), with Laplace components.
+(``under``; kinds/_mixtures.py, mixture.py, without_replacement.py), with Laplace components.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -20,8 +21,8 @@ import numpy as np
 from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous
 from ..subsampling import blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix, refined_breaks
-from .base import (fixed_size_error, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE, Mechanism,
-                   Relation, param, ratio)
+from .base import (fixed_size_error, SampledBatches, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE,
+                   Mechanism, Relation, param, ratio)
 from .laplace import laplace_prv
 
 Array = np.ndarray
@@ -102,7 +103,7 @@ def _constant_pieces(which: str, t_minus: float, t_plus: float, e: float) -> flo
 
 
 @dataclass(frozen=True, slots=True)
-class SubsampledLaplace(Mechanism):
+class SubsampledLaplace(SampledBatches, Mechanism):
     """Laplace mechanism on a Poisson subsample."""
 
     kind = "subsampled_laplace"
@@ -133,10 +134,22 @@ class SubsampledLaplace(Mechanism):
         return math.isinf(self.eps0) and self.sampling_rate == 1
 
     def under(self, relation: Relation) -> Mechanism:
-        from ._mixtures import LaplaceMixturePair, subsampled_under
+        from ._mixtures import FixedSizePair, LaplaceMixturePair, subsampled_under
         from .laplace import Laplace
         return subsampled_under(self, relation, lambda d: Laplace(self.scale, d),
-                                lambda q, k, replace: LaplaceMixturePair(q, k, replace, self.eps0))
+                                lambda q, k, replace: LaplaceMixturePair(q, k, replace, self.eps0),
+                                lambda q: FixedSizePair(q, self.eps0, laplace=True))
+
+    def attack_pair(self, relation: Relation, variant: int = 0) -> Mechanism:
+        """Fixed-size batches under replace-one: the Poisson add/remove pair at twice the
+        sensitivity, realised by the datasets of without_replacement.py (either direction)."""
+        from ._mixtures import fixed_size_attack
+        return fixed_size_attack(self, relation, lambda: SubsampledLaplace(
+            self.scale, self.sampling_rate, 2.0 * self.sensitivity))
+
+    def poisson_counterpart(self) -> tuple[Mechanism, int] | None:
+        """Fixed-size batches: the same step with Poisson sampling at the same rate."""
+        return None if self.sampling == "poisson" else (dataclasses.replace(self, sampling="poisson"), 1)
 
     def _prv(self, order: str) -> PRV:
         if self.sampling != "poisson":
