@@ -173,8 +173,22 @@ def test_shuffled_rows_report_the_proven_lower_bound():
     res = compute(request_for(comp))
     page = html.render(gather(comp, res, created=WHEN))
     assert res.epsilon_at_least is not None
-    assert f"at least {fmt_bound(res.epsilon_at_least, up=False)} (proven lower bound)" in page
-    assert "Chua" in page and "no tight accountant exists. The true epsilon" not in page  # said once
+    assert f"lies between {fmt_bound(res.epsilon_at_least, up=False)} (proven lower bound" in page
+    assert "Chua" in page and page.count("No tight accountant for shuffled batches exists") == 1  # said once
+
+
+def test_fixed_size_rows_report_the_bracket_and_the_cost_against_poisson():
+    comp = Composition.from_dict({"neighbouring": "replace_one",
+                                  "targets": {"delta": 1e-5, "eps_error": 0.05}, "mechanisms": [
+                                      {"kind": "subsampled_gaussian", "sigma": 1.1, "sampling_rate": 0.01,
+                                       "sampling": "fixed_size", "count": 1000}]})
+    res = compute(request_for(comp))
+    page = html.render(gather(comp, res, created=WHEN))
+    assert res.epsilon_at_least is not None and res.poisson_epsilon is not None
+    assert res.poisson_epsilon.upper < 0.5 * res.epsilon_at_least  # Poisson at the same rate: far less
+    assert f"lies between {fmt_bound(res.epsilon_at_least, up=False)}" in page
+    assert "fixed-size batches cost much more than Poisson sampling at the same rate" in page
+    assert page.count("the pair for sampling without replacement") == 1
 
 
 def test_svg_lines_break_at_points_that_cannot_be_drawn():

@@ -53,12 +53,8 @@ def headline_html(h: Headline) -> str:
            f'<span class="muted" style="font-size:10pt; font-weight:normal">certified{_e(by)}, at δ = '
            f'{_e(fmt(h.delta))}</span></p>',
            f"<p>PRV bracket: lower {_e(h.lower)} · estimate {_e(h.estimate)} · upper {_e(h.upper)}</p>"]
-    if h.at_least is not None:
-        out.append(f'<p class="warn">The true ε is at least {_e(h.at_least)} (proven lower bound) and at most '
-                   f"{_e(h.epsilon)}; the pair composed for some rows is an upper bound only.</p>")
-    if h.poisson is not None:
-        out.append(f'<p class="warn">Poisson accounting would say ε ≤ {_e(h.poisson)}: not a guarantee for '
-                   "shuffled batches.</p>")
+    if h.bracket:
+        out.append(f'<p class="warn">{_e(" ".join(h.bracket))}</p>')
     if h.delta_at is not None:
         e, d, lo, est = h.delta_at
         out.append(f"<p>At ε = {_e(e)}: δ ≤ {_e(d)} (lower {_e(lo)} · estimate {_e(est)})</p>")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .. import __version__
 from ..accounting.kinds.base import Points, Relation
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..accounting.view_model import Request, untight_note
+from ..accounting.view_model import Request, untight_note, untight_sentences
 from ..accounting.risk import DEFAULT_FPRS, Risk, risk as compute_risk
 from ..document.export import setting_text
 from ..document.list_csv import list_summary, list_text
@@ -41,8 +41,8 @@ class Headline:
     estimate: str
     upper: str
     delta: float
-    at_least: str | None = None
-    poisson: str | None = None
+    #: where the truth lies when some rows' pairs are upper bounds only (view_model.untight_sentences)
+    bracket: tuple[str, ...] = ()
     delta_at: tuple[str, str, str, str] | None = None  # (epsilon, certified δ, lower, estimate)
     setting: str = ""
 
@@ -116,11 +116,11 @@ def headline(result, name: str = "") -> Headline:
         cd = certified_delta(result)
         delta_at = (fmt(req.epsilon), fmt_bound(cd[0]), fmt_bound(result.delta.lower, up=False),
                     fmt(result.delta.estimate) if math.isfinite(result.delta.upper) else "n/a")
+    bracket = () if at_least is None else tuple(untight_sentences(
+        req.rows, at_least, value, poisson, lambda v, up: fmt_bound(v, up=up)))
     return Headline(name, fmt_bound(value), "PRV" if by == "prv" else short_label(result, by),
                     fmt_bound(e.lower, up=False), fmt(e.estimate) if finite else "n/a", fmt_bound(e.upper),
-                    req.delta, fmt_bound(at_least, up=False) if at_least is not None else None,
-                    fmt_bound(poisson.upper) if poisson is not None else None, delta_at,
-                    setting_text(req))
+                    req.delta, bracket, delta_at, setting_text(req))
 
 
 def risk_of(result, eps_error: float | None = None, cancel=None) -> Risk:
