@@ -90,7 +90,9 @@ def atom_cells(r: np.ndarray, kind: str = "some") -> tuple[np.ndarray, np.ndarra
     base = np.maximum(left, right)
     seed = (r > ATOM_FACTOR * base) & (r > floor)
     # the rest of a spread atom: cells within ATOM_GAP of a seed holding more than 1.5 b_i
-    near = np.convolve(seed.astype(float), np.ones(2 * g + 1), mode="same") > 0
+    # ("full", then the centred slice: mode "same" returns the longer of the two inputs, which
+    # for fewer than 2 g + 1 cells is the kernel's length, not the cells')
+    near = np.convolve(seed.astype(float), np.ones(2 * g + 1), mode="full")[g:g + r.size] > 0
     idx = np.flatnonzero(seed | (near & (r > 1.5 * base) & (r > floor)))
     return idx, r[idx] - base[idx]
 

@@ -130,11 +130,15 @@ def _table(fun, a: float, b: float, n: int = 1025) -> tuple[Array, Array]:
 
 
 def _solve(fun, target: Array, lo: Array, hi: Array, x: Array, x_tol: float,
-           table: tuple[Array, Array] | None = None) -> Array:
+           table: tuple[Array, Array] | None = None, v_noise: float = 0.0) -> Array:
     """x in [lo, hi] with fun(x)[0] = target (fun increasing; returns value and slope):
     Newton, with bisection whenever a step leaves the bracket, until a step is below
-    2 u (|x| + x_tol) (x_tol: the loss's rounding noise over its slope, in units of x).
-    ``table`` (_table) gives starting points by linear interpolation where it covers them."""
+    2 u (|x| + x_tol + v_noise / slope) (x_tol: the loss's rounding noise over its slope, in
+    units of x, where the slope is bounded below; v_noise: the noise of the loss's value, in
+    ulps of 1, divided by the slope where the iterate is: a flat loss, e.g. the replace-one
+    mixture near 0 at q = 1e-5, has slope 2q/s^2 and its root is only defined to v_noise u /
+    slope, which moves the loss by v_noise u). ``table`` (_table) gives starting points by
+    linear interpolation where it covers them."""
     x, lo, hi = x.copy(), lo.copy(), hi.copy()
     if table is not None:
         xs, vs = table
@@ -160,7 +164,8 @@ def _solve(fun, target: Array, lo: Array, hi: Array, x: Array, x_tol: float,
         sec = np.where((sec > a) & (sec < b), sec,
                        np.where((nx >= b) & (vhi[idx] == np.inf), b,
                                 np.where((nx <= a) & (vlo[idx] == -np.inf), a, 0.5 * (a + b))))
-        small = 2 * _U * (np.abs(xi) + x_tol)
+        with np.errstate(divide="ignore"):
+            small = 2 * _U * (np.abs(xi) + x_tol + (v_noise / np.abs(d) if v_noise else 0.0))
         done = (np.abs(nx - xi) <= small) | (v == ti) | (b - a <= small)
         inside = (nx > a) & (nx < b)
         x[idx] = np.where(done & ~inside, xi, np.where(inside, nx, sec))
@@ -332,6 +337,7 @@ def replace_gaussian_prv(s: float, q: float, k: int) -> PRV:
     j = np.arange(k + 1.0)
     a0 = float(_lse(lw, j, np.zeros(1), s2)[0][0])  # A(0)
     x_tol = s2 * (float(np.abs(lw).max()) + 0.5 * k * k / s2 + 1.0)  # l's noise over its slope
+    v_noise = float(np.abs(lw).max()) + 0.5 * k * k / s2 + 1.0 + abs(a0)  # l's noise, in ulps of 1
 
     def loss_d(x: Array) -> tuple[Array, Array]:  # l(x) = A(x) - A(-x), odd, increasing
         (ap, dp), (am, dm) = _lse(lw, j, x, s2), _lse(lw, j, -x, s2)
@@ -350,7 +356,7 @@ def replace_gaussian_prv(s: float, q: float, k: int) -> PRV:
         # l(x) >= A(x) - A(0) >= lw_j + (j x - j^2/2)/s^2 - A(0) for x >= 0
         hi = np.min(s2 * (tm[:, None] + a0 - lw[None, 1:]) / j[None, 1:] + 0.5 * j[None, 1:], axis=1)
         hi = np.maximum(hi, 0.0) * (1 + 1e-9) + 1e-300
-        x[m] = _solve(loss_d, tm, np.zeros(tm.shape), hi, hi, x_tol, table)
+        x[m] = _solve(loss_d, tm, np.zeros(tm.shape), hi, hi, x_tol, table, v_noise)
         return np.copysign(x, t)
 
     def cdf(t: Array) -> Array:

@@ -46,6 +46,9 @@ from .base import INTEGER_SENSITIVITY, Mechanism, Param, Relation, Search, group
 
 #: the largest sigma: its weight table holds 37.4 sigma + 1 numbers (30 MB at 1e5)
 MAX_SIGMA = 1e5
+#: a loss at y = 0 above this many nats is taken as +infinity (``is_blatant``): the mesh cannot
+#: index it, and nothing short of an epsilon of 1e12 tells the two apart
+BLATANT_LOSS = 1e12
 
 
 @dataclass(frozen=True)
@@ -124,14 +127,18 @@ class DiscreteGaussian(Mechanism):
             return float(np.float64(self.sensitivity) ** 2 / (2.0 * np.float64(self.sigma) ** 2))
 
     def is_blatant(self) -> bool:
-        return math.isinf(self.a)
+        """No noise to speak of: the loss at y = 0 is above BLATANT_LOSS (sigma below ~1e-6 per
+        unit of sensitivity); taken as +inf, an upper bound that no delta of interest tells apart
+        (delta(eps) = 1 - e^(eps - a) for eps < a: below 1 - e^-1e12 only past 1e12 nats)."""
+        return self.a > BLATANT_LOSS
 
     def _prv(self, order: str) -> PRV:
         a = self.a
-        if math.isinf(a):
+        if self.is_blatant():
             return point_mass(math.inf)
         lat, t = discrete_gaussian_lattice(self.sigma, self.sensitivity)
-        return lattice_prv(lat, t.left_out, a, 4 * 2.0 ** -53 * a)
+        # (a lattice of one point, sigma below 0.027: an atom, not a step function)
+        return lattice_prv(lat, t.left_out, a, 4 * 2.0 ** -53 * a, as_atoms=lat.hi == lat.lo)
 
     def under(self, relation: Relation) -> "DiscreteGaussian":
         """Replace-one: the integer query moves by up to 2 Delta; k records: k Delta (add/remove)

@@ -1,0 +1,60 @@
+"""Valid input answers (issue 31): the failures users met, each at its root."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import prvgui
+from prvgui.accounting.curves import atom_cells
+from prvgui.accounting.mechanisms import Row, mechanism_from_params
+from prvgui.accounting.mixture import replace_gaussian_prv
+from prvgui.accounting.view_model import Request, compute
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=0, max_size=30), st.sampled_from(["some", "all", "none"]))
+@settings(max_examples=200, deadline=None)
+def test_atom_cells_take_any_number_of_cells(cells, kind):
+    """A composed pmf of fewer cells than the atom window (a narrow PLD) has atoms too: indices
+    inside the array, masses positive and at most the cells'."""
+    r = np.asarray(cells, dtype=float)
+    idx, mass = atom_cells(r, kind)
+    assert idx.shape == mass.shape
+    assert np.all((idx >= 0) & (idx < r.size))
+    assert np.all(mass > 0) and np.all(mass <= r[idx] + 1e-300)
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("laplace", {"scale": 1000.0}), ("subsampled_laplace", {"scale": 2.0, "sampling_rate": 0.01}),
+    ("randomized_response", {"epsilon": 1e-4}), ("gaussian", {"sigma": 1e4}),
+    ("discrete_laplace", {"scale": 500.0})])
+def test_narrow_distributions_draw_their_pld(kind, params):
+    """The settings of issue 31 whose privacy-loss plot raised: every part of the result comes."""
+    res = compute(Request((Row(mechanism_from_params(kind, params), 1),), 1e-5, 1.0, 0.01))
+    assert res.pld is not None or res.pld_atoms is not None
+    assert res.pld_inf_mass == 0
+    if res.pld_atoms is not None:
+        assert np.all(np.isfinite(res.pld_atoms.x)) and np.all(res.pld_atoms.columns["mass"] > 0)
+
+
+@pytest.mark.parametrize("sigma", [1e-9, 1e-6, 1e-4, 0.01])
+def test_discrete_gaussian_with_tiny_noise_answers(sigma):
+    b = prvgui.epsilon({"mechanisms": [{"kind": "discrete_gaussian", "sigma": sigma}]}, 1e-5)
+    a = 1.0 / (2 * sigma * sigma)  # the loss at y = 0: the truth is a + log(1 - delta), about a
+    assert b.lower <= b.upper and b.upper >= a - 1e-5 * a
+    if a <= 1e12:
+        assert b.lower <= a and math.isfinite(b.upper)
+
+
+@pytest.mark.parametrize("q", [1e-9, 1e-6, 1e-5, 3e-5, 1e-4])
+@pytest.mark.parametrize("s", [0.5, 1.0, 2.0, 10.0])
+def test_replace_one_mixture_inverts_its_flat_loss_near_zero(q, s):
+    """At small q the replace-one loss is flat near 0 (slope 2q/s^2): its inverse on fine grids
+    there converged nowhere ("could not be inverted to float precision")."""
+    c = replace_gaussian_prv(s, q, 1).cont
+    for half in (1e-12, 1e-9, 1e-6, 1e-3, 0.1):
+        t = np.linspace(-half, half, 20001)
+        cdf, sf = c.cdf(t), c.sf(t)
+        assert np.all((cdf >= 0) & (cdf <= 1)) and np.allclose(cdf + sf, 1.0, rtol=0, atol=1e-12)
+        if half >= 1e-6:  # steps of 1e-10 and more: far above the loss's rounding (16 u)
+            assert np.all(np.diff(cdf) >= 0) and np.all(np.diff(sf) <= 0)
