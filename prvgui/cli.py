@@ -199,13 +199,20 @@ def _query(args, want_eps: bool) -> int:
     from .accounting import bracket
     acc = api.accountant(comp, err)
     _check_cost(lambda: acc.estimate(delta=x) if want_eps else acc.estimate(epsilon=x), args)
-    b = acc.epsilon(x) if want_eps else acc.delta(x)
+    failed = None
+    try:
+        b = acc.epsilon(x) if want_eps else acc.delta(x)
+    except (ArithmeticError, MemoryError) as exc:  # the comparison accountants still answer
+        from .accounting.profile import Bounds
+        from .accounting.view_model import part_failure_text
+        failed = part_failure_text(exc).replace("accuracy (ε error)", "--eps-error")
+        b = Bounds(0.0, math.inf, math.inf) if want_eps else Bounds(0.0, 1.0, 1.0)
     # the comparison accountants on each row's pair under the file's relation
     comps = (compare_epsilon if want_eps else compare_delta)(acc.rows, x)
-    best = best_upper(b.upper, comps, want_eps)
+    best = best_upper(b.upper, comps, want_eps, tie=err if want_eps else 0.0)
     asked, given = ("epsilon", "delta") if want_eps else ("delta", "epsilon")
     at_least = None
-    if want_eps and bracket.has_untight(rows):  # pairs that are upper bounds: a proven lower bound too
+    if want_eps and failed is None and bracket.has_untight(rows):  # a proven lower bound too
         at_least = bracket.epsilon_at_least(rows, x, acc.relation, err)
     if args.json:
         out = {asked: b.as_dict(), given: x, "eps_error": err, "certified_upper": best.as_dict(),
@@ -213,15 +220,25 @@ def _query(args, want_eps: bool) -> int:
                "neighbouring": acc.relation.neighbouring.value, "group_size": acc.relation.group_size}
         if at_least is not None:
             out["epsilon_at_least"] = at_least
+        if failed is not None:
+            out["failed"] = {"prv": failed}
         print(json.dumps(out))
         return 0
     show = _fmt if want_eps else (lambda v: f"{v:.6g}")
     print(f"{asked} at {given} = {x:g} (eps_error {err:g}; {acc.relation.describe()})")
     print(f"  certified     {asked} <= {show(best.value)}   <- publish this one"
           + ("" if best.by == "prv" else f" ({comps[best.by].label}: tighter than the PRV bracket)"))
-    print(f"  PRV lower     {show(b.lower)}")
-    print(f"  PRV estimate  {show(b.estimate) if math.isfinite(b.upper) else 'n/a (the bracket is unbounded)'}")
-    print(f"  PRV upper     {show(b.upper)}")
+    if failed is not None:
+        print(f"  PRV bracket   could not be composed: {failed}")
+    else:
+        # the bracket's own name: the dominating pair's when some rows' pairs are upper bounds
+        # only (its lower end is then no bound on the truth: "proven lower" below is)
+        who = "PRV" if at_least is None else "pair"
+        est = min(b.estimate, best.value) if at_least is None else b.estimate
+        print(f"  {who + ' lower':<14}{show(b.lower)}"
+              + ("   (the dominating pair's bracket, not a bound on the truth)" if at_least is not None else ""))
+        print(f"  {who + ' estimate':<14}{show(est) if math.isfinite(b.upper) else 'n/a (the bracket is unbounded)'}")
+        print(f"  {who + ' upper':<14}{show(b.upper)}")
     if at_least is not None:
         from .accounting.view_model import untight_note
         poisson = bracket.poisson_contrast(rows, x, acc.relation, err)
@@ -237,7 +254,7 @@ def _query(args, want_eps: bool) -> int:
 
 
 def _run_curve(args) -> int:
-    from .accounting.view_model import Request, compute, estimate
+    from .accounting.view_model import PART_TITLES, Request, compute, estimate, failure
     from .document.export import curve_csv_text
     from .document.fileio import atomic_write
     doc, delta, err, rows = _inputs(args)
@@ -261,6 +278,9 @@ def _run_curve(args) -> int:
                   want_pld=args.kind == "pld")
     _check_cost(lambda: estimate(req), args)
     res = compute(req)
+    reason = failure(res, args.kind)
+    if reason is not None:
+        raise ValueError(f"{PART_TITLES[args.kind]} could not be computed: {reason}")
     atomic_write(args.out, curve_csv_text(res, args.kind, doc))
     return 0
 

@@ -114,13 +114,18 @@ def test_bad_file_message_names_field(tmp_path, capsys):
 
 
 def test_a_loss_range_no_grid_can_hold_gets_an_honest_message(tmp_path, capsys):
-    # sigma 1e-4: the privacy loss spans ~5e7 nats; no accuracy setting helps, so none is advised
+    # sigma 1e-4: the privacy loss spans ~5e7 nats; no accuracy setting helps, so none is advised;
+    # the comparison accountants still answer (issue 31: valid input answers)
     f = write(tmp_path, [{"kind": "subsampled_gaussian", "sigma": 1e-4, "sampling_rate": 0.01,
                           "count": 1000}])
-    assert main(["epsilon", f, "--delta", "1e-5", "--eps-error", "10"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "nats" in err and "far from private" in err
-    assert "--eps-error" not in err
+    assert main(["epsilon", f, "--delta", "1e-5", "--eps-error", "10"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "could not be composed" in x)
+    assert "nats" in line and "far from private" in line and "--eps-error" not in line
+    assert "certified     epsilon <=" in out
+    assert main(["epsilon", f, "--delta", "1e-5", "--eps-error", "10", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "far from private" in data["failed"]["prv"] and data["certified_upper"]["by"] != "prv"
 
 
 def test_cli_does_not_import_qt(tmp_path):

@@ -257,7 +257,7 @@ def test_more_local_epsilon_more_epsilon_and_compositions_grow():
 # ------------------------------------------------------------------ relations and input
 def test_replace_one_only_and_no_groups():
     mech = ShuffleModel(1.0, 1000)
-    with pytest.raises(ValueError, match="replace-one neighbouring.*set neighbouring to 'replace_one'"):
+    with pytest.raises(ValueError, match='replace-one neighbouring.*set Neighbouring to “Replace one record”'):
         mech.check_relation("add_remove")
     with pytest.raises(ValueError, match="replace_one"):
         mech.prv()

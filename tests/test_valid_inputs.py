@@ -58,3 +58,23 @@ def test_replace_one_mixture_inverts_its_flat_loss_near_zero(q, s):
         assert np.all((cdf >= 0) & (cdf <= 1)) and np.allclose(cdf + sf, 1.0, rtol=0, atol=1e-12)
         if half >= 1e-6:  # steps of 1e-10 and more: far above the loss's rounding (16 u)
             assert np.all(np.diff(cdf) >= 0) and np.all(np.diff(sf) <= 0)
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e-6, 1e-3])
+def test_laplace_with_tiny_noise_answers_near_its_largest_loss(scale):
+    """Laplace b = 1e-9: the loss's continuous part sits within nats of 1e9 (its tails were searched
+    from 0, and the grid asked to span (-1e9, 1e9)); three runs: epsilon is 3 / b less a little."""
+    b = prvgui.epsilon({"mechanisms": [{"kind": "laplace", "scale": scale, "count": 3}]}, 1e-5)
+    assert b.lower <= 3 / scale <= b.upper + 1e-9 * 3 / scale and b.upper - b.lower <= 0.03
+
+
+@pytest.mark.parametrize("kind, params, count, group", [
+    ("gaussian", {"sigma": 1e-300}, 1, 1), ("discrete_laplace", {"scale": 1e-300}, 10**9, 2),
+    ("laplace", {"scale": 1e-300}, 1, 1), ("pure_dp", {"epsilon": 1e6}, 10**9, 1)])
+def test_no_noise_to_speak_of_answers_every_part(kind, params, count, group):
+    """Losses beyond 1e12 nats (taken as +inf) and atoms too far apart for any grid: the
+    headline answers, and every part either answers or says the composition is far from private."""
+    res = compute(Request((Row(mechanism_from_params(kind, params), count),), 1e-5, 1.0, 0.05, "add_remove",
+                          group, profile_points=30, tradeoff_points=31, steps_row=0, steps_points=4))
+    assert res.epsilon.lower <= res.epsilon.upper and not res.pending
+    assert all("far from private" in reason for _, reason in res.failed), res.failed

@@ -326,9 +326,9 @@ class Accountant:
         """Human-readable notes about the answers given so far."""
         out = list(self._notes)
         if self.eps_error_used > self.eps_error * (1 + 1e-9):
-            out.insert(0, f"the grid is limited to {self.n_max:,} points, so the bracket is wider than "
-                          f"requested: accuracy ±{self.eps_error_used:.3g} instead of "
-                          f"±{number_text(self.eps_error)}")
+            out.insert(0, f"the grid is limited to {self.n_max:,} points, so some answers are coarser than "
+                          f"requested (down to accuracy ±{self.eps_error_used:.3g} instead of "
+                          f"±{number_text(self.eps_error)}); each bracket shows the width it has")
         return out
 
     # ------------------------------------------------------------ cost
@@ -422,10 +422,36 @@ class Accountant:
                        why=f"the epsilon-versus-count curve composes {cs.size} counts")
 
     # ------------------------------------------------------------ queries
+    def infinite_mass(self) -> tuple[float, list[tuple[int, float]]]:
+        """P(the composed loss is +infinity), the larger over the orders, and each row's share
+        (row number from 1, 1 - (1 - p)^count): the delta the rows spend whatever epsilon is
+        (an approximate-DP row's delta, a pmf pair's outcomes that Q never gives)."""
+        total, shares = 0.0, {}
+        for o in self.orders:
+            log_keep = 0.0
+            for i, r in enumerate(self.rows):
+                if r.count == 0 or r.mechanism.is_trivial() or o not in r.mechanism.orders():
+                    continue
+                p = prv_of(r.mechanism, o).inf_mass
+                if p <= 0:
+                    continue
+                row_keep = r.count * math.log1p(-p) if p < 1 else -math.inf
+                log_keep += row_keep
+                shares[i + 1] = max(shares.get(i + 1, 0.0), -math.expm1(row_keep))
+            total = max(total, -math.expm1(log_keep))
+        return total, sorted(shares.items())
+
     def epsilon(self, delta: float, progress=None) -> Bounds:
         """Certified bounds on epsilon(delta)."""
         delta = check_delta(delta)
         if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
+            return Bounds(math.inf, math.inf, math.inf)
+        spent, shares = self.infinite_mass()
+        if delta < spent:  # delta(eps) >= P(loss = inf) at every eps: no finite epsilon, exactly
+            rows = ", ".join(f"row {i} ({self.rows[i - 1].mechanism.title}): {p:.3g}"
+                             for i, p in shares)
+            self._note(f"ε at δ = {number_text(delta)} is infinite: the rows spend δ = {spent:.3g} whatever ε "
+                       f"is ({rows}); a target δ above {spent:.3g} has a finite ε")
             return Bounds(math.inf, math.inf, math.inf)
         exact = closed_form(self.rows, delta, True) if self.closed_forms else None
         if exact is not None:

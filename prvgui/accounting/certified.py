@@ -7,7 +7,9 @@ bracket is usually the smallest, but where float64 cannot resolve the target (de
 say) its upper end is infinite while RDP's is finite. Approximations (GDP/CLT unless every row
 is Gaussian, where the PRV accountant answers in closed form anyway) are never candidates. An
 exact value is widened by the closed form's own rounding before it competes, as the
-accountant widens it (closed_form.py). Ties go to the PRV accountant.
+accountant widens it (closed_form.py). Ties go to the PRV accountant: another accountant is
+named only when it is lower by more than ``tie`` (the accuracy asked for epsilon), so that a
+single Laplace row is not "certified by basic composition" for 1e-9.
 """
 from __future__ import annotations
 
@@ -32,10 +34,13 @@ class CertifiedUpper:
         return {"value": self.value, "by": self.by}
 
 
-def best_upper(prv_upper: float, comparisons: Mapping[str, object], want_eps: bool = True) -> CertifiedUpper:
-    """The smallest valid upper bound. ``comparisons`` maps names to ``Comparison`` objects or
-    their ``as_dict()`` forms (name -> {"kind", "value", ...})."""
-    best = CertifiedUpper(float(prv_upper), "prv")
+def best_upper(prv_upper: float, comparisons: Mapping[str, object], want_eps: bool = True,
+               tie: float = 0.0) -> CertifiedUpper:
+    """The smallest valid upper bound, the PRV's unless another is lower by more than ``tie``.
+    ``comparisons`` maps names to ``Comparison`` objects or their ``as_dict()`` forms
+    (name -> {"kind", "value", ...})."""
+    prv = CertifiedUpper(float(prv_upper), "prv")
+    best = CertifiedUpper(math.inf, "prv")
     for name, comp in comparisons.items():
         info = comp if isinstance(comp, dict) else comp.as_dict()
         value = info.get("value")
@@ -51,4 +56,6 @@ def best_upper(prv_upper: float, comparisons: Mapping[str, object], want_eps: bo
             candidate = min(candidate, 1.0)
         if candidate < best.value:
             best = CertifiedUpper(candidate, name)
-    return best
+    if best.value < prv.value - tie or (math.isinf(prv.value) and best.value < prv.value):
+        return best
+    return prv

@@ -245,6 +245,8 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         half_mean += m * 0.5 * h
     start = min(p[0] for p in pieces)
     stop = max(p[0] + p[1].size for p in pieces)
+    if stop - start + 2 > max_cells:  # atoms far apart on a fine mesh (pure DP at epsilon 1e6)
+        raise GridTooLarge(stop - start + 2, max_cells, (stop - start) * h)
     if len(pieces) == 1:
         pmf = pieces[0][1]  # our own array: no copy
     else:

@@ -100,6 +100,67 @@ class Result:
     risk: Risk | None = None
     #: the curves still being computed (``compute``'s ``partial`` answers; empty when complete)
     pending: tuple[str, ...] = ()
+    #: the parts that could not be computed, each with the reason: (part, message) pairs (a part
+    #: of PARTS, or "bracket" for the proven lower bound); the rest of the answer stands
+    failed: tuple[tuple[str, str], ...] = ()
+
+
+def published(result: "Result") -> float:
+    """The epsilon to publish: the smallest certified upper bound (certified.best_upper), which
+    every marker, caption and headline shows."""
+    best = getattr(result, "certified_upper", None)
+    return best.value if best is not None else result.epsilon.upper
+
+
+def bracket_shown(result: "Result") -> tuple[str, float, float, float]:
+    """(name, lower, estimate, accuracy achieved) of the PRV bracket beside the published bound,
+    the one reading the window, the report and the command line give:
+
+    * named "PRV bracket", or "bracket of the dominating pair" when some rows' pairs are upper
+      bounds only (its lower end is then not a bound on the truth; ``epsilon_at_least`` is);
+    * the estimate never above the published bound (a tighter accountant caps it);
+    * the accuracy is the half-width the bracket has, not the one asked for (a bracket widened
+      by float64 or a capped grid says so here too)."""
+    b = result.epsilon
+    untight = getattr(result, "epsilon_at_least", None) is not None
+    name = "Bracket of the dominating pair" if untight else "PRV bracket"
+    est = b.estimate if untight else min(b.estimate, published(result))
+    half = 0.5 * (b.upper - b.lower) if math.isfinite(b.upper) else math.inf
+    return name, b.lower, est, half
+
+
+def failure(result: "Result | None", part: str) -> str | None:
+    """Why ``part`` of ``result`` could not be computed, or None when it was (or was not asked)."""
+    return dict(getattr(result, "failed", ()) or ()).get(part)
+
+
+#: each part of an answer in words (notes, reports, the command line)
+PART_TITLES = {"headline": "the PRV bracket", "comparisons": "the comparison accountants",
+               "delta": "δ at ε", "tradeoff": "the tradeoff function",
+               "pld": "the privacy loss distribution", "risk": "the attack-risk read-out",
+               "profile": "the privacy profile", "steps": "ε versus steps",
+               "refine": "the privacy profile's small end in long double",
+               "bracket": "the proven lower bound", "budget": "the error budget"}
+
+
+def failure_notes(result: "Result | None") -> list[str]:
+    """One sentence per reason for the parts of ``result`` that could not be computed, e.g.
+    'Not computed: the tradeoff function, the privacy profile (the grid is ...).'"""
+    by_reason: dict[str, list[str]] = {}
+    for part, reason in getattr(result, "failed", ()) or ():
+        by_reason.setdefault(reason, []).append(PART_TITLES.get(part, part))
+    return [f"Not computed: {', '.join(dict.fromkeys(parts))} ({reason})." for reason, parts in by_reason.items()]
+
+
+def part_failure_text(exc: BaseException) -> str:
+    """A one-line reason for a part that failed, in the engine's words."""
+    if isinstance(exc, OverflowError):  # a loss too large to index on any grid
+        return ("the privacy loss is too large for a grid: the composition is far from private at these "
+                "parameters (for example a very small noise scale)")
+    text = (str(exc) or type(exc).__name__).splitlines()[0]
+    if isinstance(exc, MemoryError) and "accuracy" not in text:
+        text += "; try a larger accuracy (ε error)"
+    return text
 
 
 def _cancel_fn(cancel) -> Callable[[], bool] | None:
@@ -118,6 +179,10 @@ def region_boundary(eps: float, delta: float, alpha: np.ndarray) -> np.ndarray:
         a = 1.0 - delta - math.exp(min(eps, 700.0)) * alpha
     b = math.exp(-eps) * (1.0 - delta - alpha)
     return np.maximum.reduce([np.zeros_like(alpha), a, b])
+
+
+#: the epsilon-versus-count curve reaches at least this count (a row run once gets a curve too)
+STEPS_MIN_TOTAL = 10
 
 
 def steps_counts(total: int, points: int) -> np.ndarray:
@@ -139,7 +204,10 @@ def _steps(request: Request) -> tuple[int, np.ndarray] | None:
     rows = request.rows
     if request.steps_row is None or not 0 <= request.steps_row < len(rows):
         return None
-    return request.steps_row, steps_counts(max(rows[request.steps_row].count, 1), request.steps_points)
+    # (a row run once or a few times: the curve still shows where ε goes with more runs, up to
+    # STEPS_MIN_TOTAL, instead of a lone point nobody can see)
+    return request.steps_row, steps_counts(max(rows[request.steps_row].count, STEPS_MIN_TOTAL),
+                                           request.steps_points)
 
 
 def estimate(request: Request) -> Estimate:
@@ -201,101 +269,163 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                      group_size=request.group_size)
     rows = acc.rows  # each row's pair under the relation: every accountant below uses these
     step(0.02, "composing")
-    eps = acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.35 * f, "composing"))
     at_least = poisson = None
-    notes = []
-    if bracket.has_untight(given):
+    notes: list[str] = []
+    failed: list[tuple[str, str]] = []
+
+    def attempt(part: str, fn: Callable[[], object]) -> object:
+        """fn(), or None with the reason kept in ``failed`` when it raises: a part that cannot
+        be computed leaves the others standing (Cancelled still stops everything)."""
+        try:
+            return fn()
+        except Cancelled:
+            raise
+        except (ValueError, ArithmeticError, MemoryError, IndexError, TypeError, ZeroDivisionError) as exc:
+            failed.append((part, part_failure_text(exc)))
+            return None
+    eps = attempt("headline", lambda: acc.epsilon(request.delta, progress=lambda f: step(0.02 + 0.35 * f,
+                                                                                         "composing")))
+    headline_failed = eps is None
+    if headline_failed:  # the PRV bracket could not be composed: the trivial bracket [0, inf]; the
+        # comparison accountants still answer, and the parts that compose the same rows say why not
+        eps = Bounds(0.0, math.inf, math.inf)
+        curves = False
+    if bracket.has_untight(given) and not headline_failed:
         step(0.38, "lower bound for shuffled batches")
-        at_least = bracket.epsilon_at_least(given, request.delta, acc.relation, request.eps_error,
-                                            cancel=cancel_fn)
-        poisson = bracket.poisson_contrast(given, request.delta, acc.relation, request.eps_error,
-                                           cancel=cancel_fn)
-        notes.append(untight_note(given, at_least, eps.upper, poisson))
+        at_least = attempt("bracket", lambda: bracket.epsilon_at_least(
+            given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
+        poisson = attempt("bracket", lambda: bracket.poisson_contrast(
+            given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
+        if at_least is not None:
+            notes.append(untight_note(given, at_least, eps.upper, poisson))
     steps_of = _steps(request)
     wanted = {"comparisons": True, "delta": request.epsilon is not None, "tradeoff": request.tradeoff_points > 0,
               "pld": request.want_pld, "profile": request.profile_points > 0, "steps": steps_of is not None}
     wanted["refine"], wanted["risk"] = wanted["profile"], bool(request.risk_fprs)
     pending = [c for c in PARTS if wanted[c]]
-    budget = acc.error_budget(request.delta) if acc.total_count else []
+    if headline_failed:
+        reason = failed[0][1]
+        failed.extend((c, reason) for c in pending if c != "comparisons")
+        pending = [c for c in pending if c == "comparisons"]
+        wanted = {c: c == "comparisons" for c in wanted}
+        steps_of = None
+    budget = (attempt("budget", lambda: acc.error_budget(request.delta)) or []) \
+        if acc.total_count and not headline_failed else []
     # the headline first: the certified bracket alone (its upper bound holds on its own; a
     # comparison accountant may lower the published number when it arrives)
     result = Result(request, eps, None, {}, {}, None, None, None, None, 0.0,
                     budget, time.perf_counter() - t0, best_upper(eps.upper, {}), None, tuple(notes + acc.warnings), None,
                     at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given),
-                    pending=tuple(pending))
+                    pending=tuple(pending), failed=tuple(failed))
 
     def deliver(done: str, **fields) -> None:
         nonlocal result
         pending.remove(done)
         result = replace(result, **fields, pending=tuple(pending), elapsed=time.perf_counter() - t0,
-                         warnings=tuple(notes + acc.warnings))
+                         warnings=tuple(notes + acc.warnings), failed=tuple(failed))
         if partial is not None and pending:
             partial(result)
+
+    def part(name: str, fn: Callable[[], dict]) -> None:
+        """Compute one part (fn returns its fields) and deliver it, or deliver its failure."""
+        fields = attempt(name, fn)
+        deliver(name, **(fields if isinstance(fields, dict) else {}))
 
     if partial is not None and pending:
         partial(result)
     step(0.4, "comparisons")
-    comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
-    deliver("comparisons", comparisons=comps, certified_upper=best_upper(eps.upper, comps))
+
+    def comparisons() -> dict:
+        comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
+        return {"comparisons": comps, "certified_upper": best_upper(eps.upper, comps, tie=request.eps_error)}
+    part("comparisons", comparisons)
     if wanted["delta"]:
         step(0.42, "delta at epsilon")
-        dlt = acc.delta(request.epsilon)
-        comps_d = {k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
-        deliver("delta", delta=dlt, comparisons_delta=comps_d,
-                certified_upper_delta=best_upper(dlt.upper, comps_d, want_eps=False))
+
+        def delta_part() -> dict:
+            dlt = acc.delta(request.epsilon)
+            comps_d = {k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
+            return {"delta": dlt, "comparisons_delta": comps_d,
+                    "certified_upper_delta": best_upper(dlt.upper, comps_d, want_eps=False)}
+        part("delta", delta_part)
     level = error_level(request.delta)
     # both orders in full only when a curve needs them (a single query may have screened one out)
-    profs = acc.profiles(level) if curves else []
+    profs = (attempt("curves", lambda: acc.profiles(level)) or []) if curves else []
+    if curves and failure_of(failed, "curves"):
+        reason = failed.pop()[1]
+        failed.extend((c, reason) for c in ("tradeoff", "pld", "risk", "profile") if wanted[c])
     if profs and acc.total_count:  # the curves' answers list the full builds in their budget
         result = replace(result, budget=acc.error_budget(request.delta))
     if wanted["tradeoff"]:
         step(0.47, "tradeoff function")
-        deliver("tradeoff", tradeoff=_tradeoff(request, acc, profs, rows, eps.upper))
+        part("tradeoff", lambda: {"tradeoff": _tradeoff(request, acc, profs, rows, published(result))}
+             if not failure_of(failed, "tradeoff") else {})
     if wanted["pld"]:
         step(0.5, "privacy loss distribution")
-        pld = pld_atoms = None
-        inf_mass = 0.0
-        if profs:
-            # the rows' PRVs in both orders: whether the composed PLD has atoms does not depend on it
-            kind = atom_kind(r.mechanism.prv(o) for o in acc.orders for r in rows
-                             if r.count > 0 and not r.mechanism.is_trivial() and o in r.mechanism.orders())
-            x, dens, inf_mass, ax, am = pld_for_plot(profs[0], atoms=kind)
-            pld = Curve("loss", x, {"density": dens})
-            pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
-        deliver("pld", pld=pld, pld_atoms=pld_atoms, pld_inf_mass=inf_mass)
+
+        def pld_part() -> dict:
+            pld = pld_atoms = None
+            inf_mass = 0.0
+            if profs:
+                # the rows' PRVs in both orders: whether the composed PLD has atoms does not
+                # depend on it
+                kind = atom_kind(r.mechanism.prv(o) for o in acc.orders for r in rows
+                                 if r.count > 0 and not r.mechanism.is_trivial() and o in r.mechanism.orders())
+                x, dens, inf_mass, ax, am = pld_for_plot(profs[0], atoms=kind)
+                pld = Curve("loss", x, {"density": dens})
+                pld_atoms = Curve("loss", ax, {"mass": am}) if ax.size else None
+            return {"pld": pld, "pld_atoms": pld_atoms, "pld_inf_mass": inf_mass}
+        part("pld", pld_part if not failure_of(failed, "pld") else dict)
     if wanted["risk"]:
         step(0.53, "attack risk")
-        deliver("risk", risk=risk_of(acc, request.risk_fprs, level))
+        part("risk", (lambda: {"risk": risk_of(acc, request.risk_fprs, level)})
+             if not failure_of(failed, "risk") else dict)
     if wanted["profile"]:
         step(0.55, "privacy profile")
         top = eps.upper if math.isfinite(eps.upper) else 10.0
         grid = np.linspace(0.0, max(1.5 * top, 1.0), int(request.profile_points))
-        others = {"rdp": cmp.rdp_delta_curve(rows, grid), "gdp": cmp.gdp_delta_curve(rows, grid)}
-        # first from the headline's compositions as they are; the refined curve comes last
-        lo, es, up = acc.delta_curve(grid, level=level, refine=False)
-        deliver("profile", profile=Curve("epsilon", grid, {"lower": lo, "estimate": es, "upper": up,
-                                                           **others}))
+
+        def profile_part() -> dict:
+            others = {"rdp": cmp.rdp_delta_curve(rows, grid), "gdp": cmp.gdp_delta_curve(rows, grid)}
+            # first from the headline's compositions as they are; the refined curve comes last
+            lo, es, up = acc.delta_curve(grid, level=level, refine=False)
+            return {"profile": Curve("epsilon", grid, {"lower": lo, "estimate": es, "upper": up, **others})}
+        part("profile", profile_part if not failure_of(failed, "profile") else dict)
     if steps_of is not None:
         step(0.62, "epsilon versus count")
-        cs, bounds = acc.epsilon_vs_count(*steps_of, request.delta,
-                                          progress=lambda f: step(0.62 + 0.3 * f, "epsilon versus count"))
-        others = cmp.epsilon_vs_count(rows, steps_of[0], cs, request.delta)
-        deliver("steps", steps=Curve("count", cs.astype(float), {
-            "lower": np.array([b.lower for b in bounds]),
-            "estimate": np.array([b.estimate for b in bounds]),
-            "upper": np.array([b.upper for b in bounds]),
-            "rdp": others.get("rdp"), "gdp": others.get("gdp")}))
+
+        def steps_part() -> dict:
+            cs, bounds = acc.epsilon_vs_count(*steps_of, request.delta,
+                                              progress=lambda f: step(0.62 + 0.3 * f, "epsilon versus count"))
+            others = cmp.epsilon_vs_count(rows, steps_of[0], cs, request.delta)
+            return {"steps": Curve("count", cs.astype(float), {
+                "lower": np.array([b.lower for b in bounds]),
+                "estimate": np.array([b.estimate for b in bounds]),
+                "upper": np.array([b.upper for b in bounds]),
+                "rdp": others.get("rdp"), "gdp": others.get("gdp")})}
+        part("steps", steps_part)
     if wanted["refine"]:
         step(0.98, "privacy profile (small end in long double)")
-        fine = acc.delta_curve(result.profile.x, level=level)
-        quick = result.profile
-        same = all(np.array_equal(a, quick.columns[k]) for a, k in zip(fine, ("lower", "estimate", "upper")))
-        deliver("refine", profile=quick if same else Curve("epsilon", quick.x, {
-            **quick.columns, "lower": fine[0], "estimate": fine[1], "upper": fine[2]}))
+
+        def refine_part() -> dict:
+            quick = result.profile
+            if quick is None:
+                return {}
+            fine = acc.delta_curve(quick.x, level=level)
+            same = all(np.array_equal(a, quick.columns[k]) for a, k in zip(fine, ("lower", "estimate", "upper")))
+            return {"profile": quick if same else Curve("epsilon", quick.x, {
+                **quick.columns, "lower": fine[0], "estimate": fine[1], "upper": fine[2]})}
+        part("refine", refine_part)
     step(1.0, "done")
-    budget = acc.error_budget(request.delta) if acc.total_count else []
-    return replace(result, budget=budget, elapsed=time.perf_counter() - t0,
-                   warnings=tuple(notes + acc.warnings))
+    budget = attempt("budget", lambda: acc.error_budget(request.delta) if acc.total_count else []) \
+        if not headline_failed else []
+    return replace(result, budget=budget if budget is not None else result.budget,
+                   elapsed=time.perf_counter() - t0, warnings=tuple(notes + acc.warnings),
+                   failed=tuple(failed))
+
+
+def failure_of(failed: list[tuple[str, str]], part: str) -> bool:
+    return any(p == part for p, _ in failed)
 
 
 def _tradeoff(request: Request, acc: Accountant, profs, rows, eps_upper: float) -> Curve:

@@ -217,6 +217,21 @@ class Document:
     def relation(self) -> Relation:
         return Relation(self.neighbouring, self.group_size)
 
+    def relation_fix(self) -> Relation | None:
+        """A relation under which every row that is valid on its own is valid (the one-click switch
+        the window offers when a kind needs another relation, e.g. the shuffle model replace-one),
+        or None when the current one is fine or no other would do. The group size is kept when it
+        can be, else 1."""
+        own = [r for r in self._rows if r.problem() is None]
+        if all(r.problem(self.relation) is None for r in own):
+            return None
+        for neighbouring, group in (("replace_one", self.group_size), ("add_remove", self.group_size),
+                                    ("replace_one", 1), ("add_remove", 1)):
+            rel = Relation(neighbouring, group)
+            if rel != self.relation and all(r.problem(rel) is None for r in own):
+                return rel
+        return None
+
     def errors(self) -> list[tuple[int, str]]:
         rel = self.relation
         return [(i, e) for i, r in enumerate(self._rows) if (e := r.error(rel)) is not None]

@@ -117,6 +117,7 @@ class ComputeView(QObject):
     # ------------------------------------------------------------ states
     def inputs_changed(self) -> None:
         self.recomputer.invalidate()
+        self.w.results.offer_fix(None)  # offered again if the new settings are still blocked
         if self.w.last_result is not None:
             self.w.results.set_stale("Recomputing…")
         self._plots_stale(UPDATING, error=False)
@@ -266,6 +267,10 @@ class ComputeView(QObject):
     def _on_blocked(self, message: str) -> None:
         w = self.w
         empty = not len(w.doc)
+        fix = w.doc.relation_fix()
+        w.results.offer_fix(None if fix is None else f"Use “{fix.describe()}” for every row",
+                            None if fix is None else
+                            lambda: w.editor.set_relation(fix.neighbouring.value, fix.group_size))
         self.set_status(_sentence(message), error=not empty)
         if w.last_result is None or empty:
             w.last_result = w.last_doc = None

@@ -109,6 +109,16 @@ class DpSgdDialog(QDialog):
                        "of forming batches certifies, before anything changes.")
         intro.setWordWrap(True)
         lay.addWidget(intro)
+        #: what the helper could not derive from the row (it asks instead of guessing)
+        self.ask = QLabel("")
+        self.ask.setObjectName("dpsgd_ask")
+        self.ask.setWordWrap(True)
+        self.ask.setStyleSheet(f"color: {WARN_COLOR};")
+        if "dataset" in (initial or {}) and (initial or {}).get("dataset") is None:
+            self.ask.setText("The row gives the sampling rate q and the number of steps, not the dataset: "
+                             "enter the dataset size N and the batch size B (B / N = q).")
+        self.ask.setVisible(bool(self.ask.text()))
+        lay.addWidget(self.ask)
         form = QFormLayout()
         lay.addLayout(form)
         self.fields: dict[str, QLineEdit] = {}

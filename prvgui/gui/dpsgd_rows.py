@@ -16,7 +16,6 @@ floating-point noise so that 1 epoch at q = 0.1 gives 10 steps, not 11.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 from ..accounting.kinds.base import Relation
 from ..accounting.kinds.shuffled_gaussian import MAX_BATCHES, ShuffledGaussian
@@ -144,31 +143,28 @@ def _gives(values: dict, q: float, count: int) -> bool:
 
 
 def settings_for_row(q: object, count: object, remembered: dict) -> dict | None:
-    """Dataset size, batch size and epochs that give exactly the row's sampling rate ``q`` and
-    ``count``: the remembered ones if they do, else the remembered dataset size with the batch size
-    that gives q, else q as a fraction B / N; each with the roundest epochs that give ``count``.
-    None if no such values exist (e.g. q or count is invalid)."""
+    """Dataset size, batch size and epochs for the row's sampling rate ``q`` and ``count``: the
+    remembered ones if they give them exactly, else the remembered dataset size with the batch
+    size that gives q, each with the roundest epochs that give ``count``. Nothing is invented: when
+    no remembered dataset size gives q (a rate is not a dataset: q = 0.01 says nothing of N), N and
+    B are None (the helper asks for them) and epochs is count x q, what the row says. None if q or
+    count is invalid."""
     if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q <= 1 \
             or isinstance(count, bool) or not isinstance(count, int) or count < 1:
         return None
     q = float(q)
     if _gives(remembered, q, count):
         return {k: remembered[k] for k in ("dataset", "batch", "epochs")}
-    pairs = []
     n = remembered.get("dataset")
     if isinstance(n, (int, float)) and math.isfinite(n) and 1 <= n <= MAX_DATASET and n == int(n):
-        pairs.append((int(n), round(n * q)))
-    frac = Fraction(q).limit_denominator(MAX_DATASET)
-    pairs.append((frac.denominator, frac.numerator))
-    for n, b in pairs:
-        if b < 1 or b > n or b / n != q:
-            continue
-        exact = count * b / n
-        for digits in range(16):  # the roundest epochs that still give count steps
-            values = {"dataset": n, "batch": b, "epochs": round(exact, digits)}
-            if _gives(values, q, count):
-                return values
-    return None
+        n, b = int(n), round(n * q)
+        if 1 <= b <= n and b / n == q:
+            exact = count * b / n
+            for digits in range(16):  # the roundest epochs that still give count steps
+                values = {"dataset": n, "batch": b, "epochs": round(exact, digits)}
+                if _gives(values, q, count):
+                    return values
+    return {"dataset": None, "batch": None, "epochs": float(f"{count * q:.12g}")}
 
 
 def settings_for_shuffled(batches: object, count: object, remembered: dict) -> dict | None:

@@ -63,7 +63,8 @@ class MainWindow(QMainWindow):
         # the titles would otherwise set the plots' minimum width (about 610 px) and push
         # the window wider than a laptop screen (the Budget view, once a dock, made it worse)
         self.tabs.setUsesScrollButtons(True)
-        self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
+        # whole titles (no "Bu…" at 1024 px): what does not fit scrolls
+        self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideNone)
         self.plots = {}
         for title, cls in TABS:
             tab = cls()

@@ -11,6 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel
 
+from ..accounting.view_model import published
 from .axes import PowerAxis
 from .fmt import fmt, fmt_bound
 from .plot_base import PURPLE, RED, PlotTab, pen
@@ -112,13 +113,17 @@ class PldTab(PlotTab):
             self._in_legend.discard("atoms")
         self.legend.setVisible(bool(self._in_legend))
         self.mass_axis.setVisible(atoms is not None)
-        self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
+        self.set_marker(self.eps_line, published(result), f"ε ≤ {fmt_bound(published(result))}")
         self.inf_label.setText(f"P(L = ∞) = {fmt(result.pld_inf_mass)}" if c is not None else "")
         self.draw_pinned()
         self.reset_view()
         self._sync_boxes()
         has = bool(self._raw) or atoms is not None
-        self.show_hint(None if has else "The composition has no finite privacy loss to draw")
+        reason = self.failure()
+        if reason is not None:
+            self.show_hint(f"This plot could not be computed: {reason}")
+        else:
+            self.show_hint(None if has else "The composition has no finite privacy loss to draw")
         self.settle_view()
 
     def clear(self, hint: str | None = None) -> None:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPushButton, QSta
 
 import pyqtgraph as pg  # noqa: E402  (after PySide6, so pyqtgraph picks that binding)
 
+from ..accounting.view_model import failure
 from ..document.export import curve_csv_text, setting_text
 from ..document.fileio import atomic_write
 from .axes import PowerAxis
@@ -488,10 +489,19 @@ class PlotTab(QWidget):
         return self.stack.currentWidget() is self.hint
 
     def settle(self, hint: str | None = None) -> None:
-        """After a result: the plot if any curve has data, else ``hint`` (or ``empty_hint``)."""
+        """After a result: the plot if any curve has data, else ``hint`` (or ``empty_hint``), or
+        why this plot could not be computed when the engine says so (the rest of the answer
+        stands)."""
         self.draw_pinned()
-        self.show_hint(None if self._raw else (hint or self.empty_hint))
+        reason = self.failure()
+        if reason is not None:
+            hint = f"This plot could not be computed: {reason}"
+        self.show_hint(None if self._raw and reason is None else (hint or self.empty_hint))
         self.settle_view()
+
+    def failure(self) -> str | None:
+        """Why the current result has no curve for this tab, when the engine could not compute it."""
+        return failure(self.result, self.kind)
 
     def settle_view(self) -> None:
         """Fit the range to the new curves and place the items now: pyqtgraph does it at the

@@ -13,6 +13,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel
 
+from ..accounting.view_model import published
 from .fmt import fmt, fmt_bound
 from .pld_tab import PldTab
 from .plot_base import BLUE, GREEN, GREY, ORANGE, RED, PlotTab, pen
@@ -76,7 +77,7 @@ class ProfileTab(PlotTab):
         c = result.profile
         self.set_curves(("lower", "estimate", "upper", "rdp", "gdp"), c.x if c else None, c.columns if c else {})
         self.set_marker(self.target, result.request.delta, f"target δ = {fmt(result.request.delta)}")
-        self.set_marker(self.eps_line, result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}")
+        self.set_marker(self.eps_line, published(result), f"ε ≤ {fmt_bound(published(result))}")
         err = additive_error(result) if c is not None else None
         self.set_resolution(err, *resolution_texts(err))
         self.settle()
@@ -104,7 +105,7 @@ class TradeoffTab(PlotTab):
         self.show_setting(result)
         c = result.tradeoff
         self.set_curves(("lower", "estimate", "upper", "gdp", "region"), c.x if c else None, c.columns if c else {})
-        delta, eps = result.request.delta, result.epsilon.upper
+        delta, eps = result.request.delta, published(result)
         if c is not None:
             self.set_curve("perfect", np.array([0.0, 1.0]), np.array([1.0, 0.0]))
         else:

@@ -13,14 +13,16 @@ asks before a costly computation starts (cost_prompt.py).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHeaderView, QLabel, QMenu,
-                               QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
+                               QPushButton, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout,
+                               QWidget)
 
 from ..accounting.certified import CertifiedUpper
-from ..accounting.view_model import untight_note, untight_sentences
+from ..accounting.view_model import bracket_shown, failure, failure_notes, untight_note, untight_sentences
 from ..report.tables import latex_table, markdown_table
 from .compare import PinBar
 from .cost_prompt import CostPrompt
@@ -160,6 +162,13 @@ class ResultsPanel(QWidget):
         self.banner.setWordWrap(True)
         self.banner.hide()
         lay.addWidget(self.banner)
+        #: one click to the relation every row accepts (``offer_fix``), beside the banner
+        self.fix_button = QPushButton("")
+        self.fix_button.setObjectName("relation_fix")
+        self.fix_button.hide()
+        self.fix_button.clicked.connect(self._fix_clicked)
+        self._fix = None
+        lay.addWidget(self.fix_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.body = QWidget()
         body = QVBoxLayout(self.body)
         body.setContentsMargins(0, 0, 0, 0)
@@ -267,6 +276,18 @@ class ResultsPanel(QWidget):
         self.cleared.emit(message)
         self.copy_button.setEnabled(False)
 
+    def offer_fix(self, text: str | None, action=None) -> None:
+        """Show a button that applies ``action`` (e.g. the relation every row accepts), or hide it."""
+        self._fix = action
+        self.fix_button.setText(text or "")
+        self.fix_button.setVisible(bool(text) and action is not None)
+
+    def _fix_clicked(self) -> None:
+        action, self._fix = self._fix, None
+        self.fix_button.hide()
+        if action is not None:
+            action()
+
     def set_stale(self, message: str | None, error: bool = False) -> None:
         """Grey out the shown result and say why (None: the result is current)."""
         self.body.setEnabled(message is None)
@@ -292,13 +313,21 @@ class ResultsPanel(QWidget):
         notes = self._notes(result)
         self.warnings.setText("\n".join(f"⚠ {w}" for w in notes))
         self.warnings.setVisible(bool(notes))
-        lines = [f"PRV bracket: lower {fmt_bound(e.lower, up=False)} · {_estimate(e)} · "
-                 f"accuracy ±{fmt(req.eps_error)}"]
+        reason = failure(result, "headline")
+        if reason is None:
+            name, lower, est, half = bracket_shown(result)
+            asked = "" if half <= req.eps_error * (1 + 1e-9) else f" (asked ±{fmt(req.eps_error)})"
+            lines = [f"{name}: lower {fmt_bound(lower, up=False)} · "
+                     f"{_estimate(replace(e, estimate=est))} · accuracy ±{fmt(half)}{asked}"]
+        else:
+            lines = [f"PRV bracket: could not be composed ({reason}); the bound above is the "
+                     "comparison accountants' best"]
         if result.delta is not None and req.epsilon is not None:
             d = result.delta
             best_d = _best(result.certified_upper_delta, d.upper)
+            d = replace(d, estimate=min(d.estimate, best_d.value))  # never above the published bound
             lines.append(f"At ε = {fmt(req.epsilon)}: δ ≤ {fmt_bound(best_d.value)} "
-                         f"(lower {fmt_bound(d.lower, up=False)} · {_estimate(d)})")
+                         f"(lower {fmt_bound(min(d.lower, best_d.value), up=False)} · {_estimate(d)})")
         self.detail.setText("\n".join(lines))
         rows = self._rows(result)
         waiting = [""] if "comparisons" in getattr(result, "pending", ()) else []
@@ -369,7 +398,8 @@ class ResultsPanel(QWidget):
             said = untight_note(result.request.rows, at_least, result.epsilon.upper,
                                 getattr(result, "poisson_epsilon", None))
             notes = [w for w in notes if w != said]
-        return notes
+        # the parts that could not be computed, but the headline's own (the detail line says it)
+        return notes + [n for n in failure_notes(result) if failure(result, "headline") is None]
 
     @staticmethod
     def _names(result) -> list[str]:

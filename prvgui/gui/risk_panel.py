@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
+from ..accounting.view_model import failure
 from .fmt import fmt, fmt_bound
 
 TIP = ("How well the best membership-inference attack can do against this composition: its "
@@ -154,9 +155,11 @@ class RiskPanel(QWidget):
     def show_result(self, result) -> None:
         self.result = result
         risk = getattr(result, "risk", None)
+        reason = failure(result, "risk")
         if risk is None:
             self.table.hide()
-            self.words.setText("This result has no attack-risk read-out.")
+            self.words.setText("This result has no attack-risk read-out." if reason is None else
+                               f"The attack-risk read-out could not be computed: {reason}")
         else:
             self._fill_table(risk)
             self.words.setText(risk_words(risk))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..accounting.view_model import published
 from ..document.export import setting_text
 from .numbers import fmt, fmt_bound
 from .svg import Band, Figure, Marker, Series, Stems
@@ -68,7 +69,7 @@ def profile_figure(result, pinned=None) -> Figure | None:
     series, bands = _prv(c, "upper")
     series += _others(c) + _pinned(pinned, "profile", "upper", "PRV upper")
     delta = result.request.delta
-    markers = [Marker(result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}", RED),
+    markers = [Marker(published(result), f"ε ≤ {fmt_bound(published(result))}", RED),
                Marker(delta, f"target δ = {fmt(delta)}", RED, horizontal=True)]
     return Figure("Privacy profile δ(ε)", "ε (nats)", "δ(ε)", tuple(series), tuple(bands), tuple(markers),
                   log_y=True, floor=PROFILE_FLOOR, caption=f"Guarantee for: {setting_text(result.request)}")
@@ -82,7 +83,7 @@ def tradeoff_figure(result, pinned=None) -> Figure | None:
     series += _others(c, ("gdp",))
     region = _col(c, "region")
     if region is not None:
-        series.append(Series(f"(ε = {fmt_bound(result.epsilon.upper)}, δ = {fmt(result.request.delta)})-DP "
+        series.append(Series(f"(ε = {fmt_bound(published(result))}, δ = {fmt(result.request.delta)})-DP "
                              "boundary", np.asarray(c.x, float), region, RED, 1.5, DASH))
     series.append(Series("perfect privacy (β = 1 − α)", np.array([0.0, 1.0]), np.array([1.0, 0.0]), GREY,
                          1.0, DOT))
@@ -119,7 +120,7 @@ def pld_figure(result, pinned=None) -> Figure | None:
     if atoms is not None:
         stems = Stems("point masses (right axis)", np.asarray(atoms.x, float),
                       np.asarray(atoms.columns["mass"], float), STEM, "probability mass (point masses)")
-    markers = (Marker(result.epsilon.upper, f"ε ≤ {fmt_bound(result.epsilon.upper)}", RED),)
+    markers = (Marker(published(result), f"ε ≤ {fmt_bound(published(result))}", RED),)
     note = f"P(L = ∞) = {fmt(result.pld_inf_mass)}"
     return Figure("Privacy loss distribution", "privacy loss L (nats)", "density (continuous part)",
                   tuple(series), (), markers, stems,

@@ -52,7 +52,7 @@ def headline_html(h: Headline) -> str:
     out = [f'<p class="headline">{_e(who)}ε ≤ {_e(h.epsilon)} '
            f'<span class="muted" style="font-size:10pt; font-weight:normal">certified{_e(by)}, at δ = '
            f'{_e(fmt(h.delta))}</span></p>',
-           f"<p>PRV bracket: lower {_e(h.lower)} · estimate {_e(h.estimate)} · upper {_e(h.upper)}</p>"]
+           f"<p>{_e(h.bracket_name)}: lower {_e(h.lower)} · estimate {_e(h.estimate)} · upper {_e(h.upper)}</p>"]
     if h.bracket:
         out.append(f'<p class="warn">{_e(" ".join(h.bracket))}</p>')
     if h.delta_at is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .. import __version__
 from ..accounting.kinds.base import Points, Relation
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..accounting.view_model import Request, untight_note, untight_sentences
+from ..accounting.view_model import Request, bracket_shown, failure, failure_notes, untight_note, untight_sentences
 from ..accounting.risk import DEFAULT_FPRS, Risk, risk as compute_risk
 from ..document.export import setting_text
 from ..document.list_csv import list_summary, list_text
@@ -45,6 +45,8 @@ class Headline:
     bracket: tuple[str, ...] = ()
     delta_at: tuple[str, str, str, str] | None = None  # (epsilon, certified δ, lower, estimate)
     setting: str = ""
+    #: what the bracket is: "PRV bracket", or the dominating pair's when rows are upper bounds only
+    bracket_name: str = "PRV bracket"
 
 
 @dataclass(frozen=True)
@@ -118,9 +120,10 @@ def headline(result, name: str = "") -> Headline:
                     fmt(result.delta.estimate) if math.isfinite(result.delta.upper) else "n/a")
     bracket = () if at_least is None else tuple(untight_sentences(
         req.rows, at_least, value, poisson, lambda v, up: fmt_bound(v, up=up)))
+    what, lower, est, _ = bracket_shown(result)
     return Headline(name, fmt_bound(value), "PRV" if by == "prv" else short_label(result, by),
-                    fmt_bound(e.lower, up=False), fmt(e.estimate) if finite else "n/a", fmt_bound(e.upper),
-                    req.delta, bracket, delta_at, setting_text(req))
+                    fmt_bound(lower, up=False), fmt(est) if finite else "n/a", fmt_bound(e.upper),
+                    req.delta, bracket, delta_at, setting_text(req), what)
 
 
 def risk_of(result, eps_error: float | None = None, cancel=None) -> Risk:
@@ -134,9 +137,19 @@ def risk_of(result, eps_error: float | None = None, cancel=None) -> Risk:
                         eps_error if eps_error is not None else req.eps_error, cancel=cancel)
 
 
-def _risk_lines(r: Risk, p: Risk | None) -> tuple[tuple[str, str, str | None], ...]:
+def _risk_or_none(result, cancel=None) -> Risk | None:
+    """The risk read-out of ``result`` (``risk_of``), or None when the result says it could not
+    be computed (its PRV bracket or its risk part failed: the report names the part instead)."""
+    if failure(result, "headline") is not None or failure(result, "risk") is not None:
+        return None
+    return risk_of(result, cancel=cancel)
+
+
+def _risk_lines(r: Risk | None, p: Risk | None) -> tuple[tuple[str, str, str | None], ...]:
     def interval(i) -> str:
         return f"[{fmt_bound(i.lower, up=False)}, {fmt_bound(i.upper)}]"
+    if r is None:
+        return ()
     out = []
     for k, a in enumerate(r.fprs):
         other = interval(p.tpr[k]) if p is not None and k < len(p.tpr) else None
@@ -235,11 +248,11 @@ def gather(composition, result, pinned=None, risk: Risk | None = None, pinned_ri
     not given (a composition at the error level 1e-12: about the cost of the result itself);
     ``cancel()`` returning True stops that (``Cancelled``)."""
     req = result.request
-    r = risk if risk is not None else risk_of(result, cancel=cancel)
+    r = risk if risk is not None else _risk_or_none(result, cancel)
     p_label, p_result = pinned if pinned is not None else (None, None)
     pr = None
     if p_result is not None:
-        pr = pinned_risk if pinned_risk is not None else risk_of(p_result, cancel=cancel)
+        pr = pinned_risk if pinned_risk is not None else _risk_or_none(p_result, cancel)
     targets = [("target δ", fmt(req.delta)), ("accuracy (ε error)", fmt(req.eps_error))]
     if req.epsilon is not None:
         targets.append(("δ reported at ε", fmt(req.epsilon)))
@@ -250,6 +263,7 @@ def gather(composition, result, pinned=None, risk: Risk | None = None, pinned_ri
         said = untight_note(req.rows, result.epsilon_at_least, result.epsilon.upper,
                             getattr(result, "poisson_epsilon", None))
         warnings = [w for w in warnings if w != said]
+    warnings += failure_notes(result)  # a part that could not be computed is named, not left out
     when = (created or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     return Report(title, when, __version__, row_lines(composition, result), tuple(targets),
                   setting_text(req), headline(result),

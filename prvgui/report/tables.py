@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..accounting.view_model import bracket_shown
 from ..document.export import setting_text
 from .numbers import fmt, fmt_bound
 
@@ -84,9 +85,10 @@ def headline_text(result) -> str:
     e, req = result.epsilon, result.request
     value, by = certified(result)
     by_text = "PRV" if by == "prv" else short_label(result, by)
-    est = fmt(e.estimate) if math.isfinite(e.upper) else "n/a"
+    name, lower, est_value, _ = bracket_shown(result)
+    est = fmt(est_value) if math.isfinite(e.upper) else "n/a"
     text = (f"ε ≤ {fmt_bound(value)} (certified, by {by_text}) at δ = {fmt(req.delta)}; "
-            f"PRV bracket [{fmt_bound(e.lower, up=False)}, {fmt_bound(e.upper)}], estimate {est}")
+            f"{name} [{fmt_bound(lower, up=False)}, {fmt_bound(e.upper)}], estimate {est}")
     at_least = getattr(result, "epsilon_at_least", None)
     if at_least is not None:
         text += f"; the true ε is at least {fmt_bound(at_least, up=False)} (proven lower bound)"

@@ -257,8 +257,10 @@ def test_the_helper_opened_on_a_fixed_size_row_starts_from_it(qtbot, window, loa
     row = RowSpec("subsampled_gaussian", {"sigma": 1.2, "sampling_rate": 0.002, "sensitivity": 1.0,
                                           "sampling": "fixed_size"}, 500, "fixed")
     with qtbot.waitSignal(window.recomputer.finished, timeout=60_000):
-        window.doc.reset([row], "replace_one", Targets(1e-5, 1.0, 0.05), 3)
+        window.doc.reset([row], "replace_one", Targets(1e-5, 1.0, 0.05), 1)
     window.composition.select_row(0)
+    # a dataset size remembered from an earlier use gives q = 0.002 exactly (120 of 60000)
+    monkeypatch.setattr(window, "_dpsgd_settings", lambda: {"dataset": 60000.0, "batch": None, "epochs": None})
     seen = []
 
     def exec_(self):
@@ -268,7 +270,7 @@ def test_the_helper_opened_on_a_fixed_size_row_starts_from_it(qtbot, window, loa
     monkeypatch.setattr(DpSgdDialog, "exec", exec_)
     window.open_dpsgd_helper()
     scheme, values, user, k, new, relation = seen[-1]
-    assert scheme == "fixed_size" and user and k == "3" and relation == ("replace_one", 3)
+    assert scheme == "fixed_size" and not user and relation == ("replace_one", 1)
     assert values["sigma"] == 1.2 and new.count == 500 and new.params["sampling_rate"] == 0.002
     assert window.doc.row(0) == row and window.stack.count() == 0  # applying what it showed changes nothing
     assert not any(d.is_comparing() for d in window.findChildren(DpSgdDialog))

@@ -33,6 +33,7 @@ def test_the_helper_starts_from_the_selected_rows_q_count_and_sigma(qtbot, windo
                   12345, "my training run")  # not what the helper's defaults (60000, 256, 60) give
     load(window, rows=[row])
     window.composition.select_row(0)
+    window.apply_dpsgd(row, {"dataset": 60000, "batch": 120, "epochs": 24.69})  # remembered: N 60000
     dialog = opened(window, answer=True)
     v = shown(dialog)
     assert v["sigma"] == 0.9
@@ -40,6 +41,19 @@ def test_the_helper_starts_from_the_selected_rows_q_count_and_sigma(qtbot, windo
     assert "row 1" in dialog.buttons.buttons()[0].text() or "row 1" in dialog.buttons.buttons()[1].text()
     # applying what it showed changes nothing: q, count, sigma and the user's label stay
     assert window.doc.row(0) == row and window.stack.count() == 0
+
+
+def test_the_helper_asks_for_the_dataset_instead_of_inventing_one(qtbot, window, load, opened):
+    """Issue 31: a q = 0.01 x 3000 row said nothing of N; the helper made up N = 100, batch 1."""
+    row = RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0},
+                  3000, "training")
+    load(window, rows=[row])
+    window.composition.select_row(0)
+    dialog = opened(window)
+    assert dialog.fields["dataset"].text() == "" and dialog.fields["batch"].text() == ""
+    assert dialog.fields["epochs"].text() == "30"  # what the row does say: 3000 steps at q = 0.01
+    assert not dialog.ask.isHidden() and "enter the dataset size N" in dialog.ask.text()
+    assert not dialog.buttons.buttons()[0].isEnabled() or not dialog.buttons.buttons()[1].isEnabled()
 
 
 def test_remembered_settings_that_give_the_row_are_used(qtbot, window, load, opened):
@@ -84,8 +98,13 @@ def test_the_helpers_own_label_is_replaced_the_users_is_kept(qtbot, window, load
 @pytest.mark.parametrize("q, count", [(0.05, 200), (256 / 60000, 14063), (0.3, 7), (1.0, 5), (1e-6, 3),
                                       (0.123456789, 1000)])
 def test_settings_for_row_reproduce_q_and_count(q, count):
-    got = settings_for_row(q, count, {})
-    assert got is not None and dpsgd_schedule(got["dataset"], got["batch"], got["epochs"]) == (q, count)
+    got = settings_for_row(q, count, {})  # no dataset size known: only what the row says
+    assert got["dataset"] is None and got["batch"] is None
+    assert got["epochs"] == pytest.approx(q * count, rel=1e-11)
+    n = 10**6  # a remembered N that gives q exactly is used
+    if (n * q) == int(n * q):
+        got = settings_for_row(q, count, {"dataset": n})
+        assert dpsgd_schedule(got["dataset"], got["batch"], got["epochs"]) == (q, count)
 
 
 @pytest.mark.parametrize("q, count", [(float("nan"), 3), ("x", 3), (0.0, 3), (2.0, 3), (0.1, 0),

@@ -38,6 +38,10 @@ class Neighbouring(str, Enum):
             raise ValueError(f"{name} must be one of {choices}, got {value!r}") from None
 
 
+#: a privacy loss above this many nats is taken as +infinity (``Mechanism.is_blatant``): no grid
+#: can index it, and nothing short of an epsilon of 1e12 tells the two apart (an upper bound)
+BLATANT_LOSS = 1e12
+
 #: the largest group a person may contribute (group privacy); the mixture pairs of the
 #: subsampled kinds have group_size + 1 components
 MAX_GROUP = 1000

@@ -42,13 +42,11 @@ import numpy as np
 from ..lattice import (E_MAX, Lattice, dd_add, exp_neg_quotient, lattice_prv, mass_bound_up, suffix_sums,
                        two_prod)
 from ..prv import PRV, point_mass
-from .base import INTEGER_SENSITIVITY, Mechanism, Param, Relation, Search, group_factor, param
+from .base import BLATANT_LOSS, INTEGER_SENSITIVITY, Mechanism, Param, Relation, Search, group_factor, param
 
 #: the largest sigma: its weight table holds 37.4 sigma + 1 numbers (30 MB at 1e5)
 MAX_SIGMA = 1e5
-#: a loss at y = 0 above this many nats is taken as +infinity (``is_blatant``): the mesh cannot
-#: index it, and nothing short of an epsilon of 1e12 tells the two apart
-BLATANT_LOSS = 1e12
+
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,8 @@ class DiscreteLaplace(Mechanism):
         return self.sensitivity / self.scale
 
     def is_blatant(self) -> bool:
+        """No noise at all (a huge finite eps0 keeps randomized response's exact closed form; the
+        curves then say the loss is too large for a grid)."""
         return math.isinf(self.eps0)
 
     def _prv(self, order: str) -> PRV:

@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from ..prv import PRV, TRIVIAL, Continuous, point_mass
-from .base import Mechanism, Param, Relation, Search, group_factor, param, ratio
+from .base import BLATANT_LOSS, Mechanism, Param, Relation, Search, group_factor, param, ratio
 
 
 def gaussian_prv(mu: float) -> PRV:
@@ -60,10 +60,11 @@ class Gaussian(Mechanism):
         return self.mu == 0
 
     def is_blatant(self) -> bool:
-        return math.isinf(self.mu)
+        """No noise, or so little that the mean loss mu^2 / 2 exceeds BLATANT_LOSS (taken as +inf)."""
+        return math.isinf(self.mu) or 0.5 * self.mu * self.mu > BLATANT_LOSS
 
     def _prv(self, order: str) -> PRV:
-        return gaussian_prv(self.mu)
+        return point_mass(math.inf) if self.is_blatant() else gaussian_prv(self.mu)
 
     def under(self, relation: Relation) -> "Gaussian":
         if relation.plain:

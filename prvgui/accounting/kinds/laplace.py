@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous, point_mass
-from .base import L1_SENSITIVITY, LAPLACE_SCALE, Mechanism, Relation, group_factor, param, ratio
+from .base import BLATANT_LOSS, L1_SENSITIVITY, LAPLACE_SCALE, Mechanism, Relation, group_factor, param, ratio
 
 
 def laplace_prv(eps0: float) -> PRV:
@@ -36,9 +36,13 @@ def laplace_prv(eps0: float) -> PRV:
         t = np.clip(np.asarray(t, dtype=float), -e, e)
         return -0.5 * np.expm1((t - e) / 2)
 
-    cont = Continuous(-e, e, mass, cdf, sf, 0.0)
+    # the continuous part's median (its mass sits within a few nats below e: a search for its
+    # tails started at 0 would take the whole span (-e, e) for e = 1e9)
+    median = min(max(e + 2.0 * (math.log1p(math.exp(-e)) - math.log(2.0)), -e), e)
+    cont = Continuous(-e, e, mass, cdf, sf, median)
     mean = _e_plus_expm1(e)
-    return PRV(((e, 0.5), (-e, lo_mass)), 0.0, cont, mean, 1e-14 * mean)
+    atoms = ((e, 0.5), (-e, lo_mass)) if lo_mass > 0 else ((e, 0.5),)
+    return PRV(atoms, 0.0, cont, mean, 1e-14 * mean)
 
 
 def _e_plus_expm1(e: float) -> float:
@@ -76,10 +80,11 @@ class Laplace(Mechanism):
         return self.eps0 == 0
 
     def is_blatant(self) -> bool:
-        return math.isinf(self.eps0)
+        """No noise, or a largest loss eps0 above BLATANT_LOSS (taken as +inf)."""
+        return self.eps0 > BLATANT_LOSS
 
     def _prv(self, order: str) -> PRV:
-        return laplace_prv(self.eps0)
+        return point_mass(math.inf) if self.is_blatant() else laplace_prv(self.eps0)
 
     def under(self, relation: Relation) -> "Laplace":
         """Replace-one: outputs differ by up to 2 Delta; k records: k Delta (add/remove) or

@@ -54,9 +54,10 @@ MAX_USERS = 10**6
 
 ADD_REMOVE = ("the shuffle model's guarantee (Feldman, McMillan, Talwar 2021) is for replace-one "
               "neighbouring: n users, one user's data replaced. Under add/remove the number of "
-              "shuffled reports reveals whether a user took part; set neighbouring to 'replace_one'")
+              "shuffled reports reveals whether a user took part; set Neighbouring to “Replace one "
+              "record” (\"replace_one\" in a file)")
 GROUPS = ("group privacy is not defined for the shuffle model here (the clone reduction covers one "
-          "user's data); for a group of k users use a pure_dp row with epsilon = k × epsilon0 "
+          "user's data); for a group of k users use a Pure ε-DP row with ε = k × ε₀ "
           "(valid, without amplification)")
 
 
