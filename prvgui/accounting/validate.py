@@ -80,8 +80,6 @@ def given(value: object, source: str = TYPED) -> str:
         return "it is missing"
     if isinstance(value, str) and not value.strip():
         return "the field is empty" if source == TYPED else f'{source} ""'
-    if value is None and source == TYPED:  # a field the window left empty (nothing to derive)
-        return "the field is empty"
     return f"{source} {show(value)}"
 
 

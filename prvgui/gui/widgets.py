@@ -26,7 +26,8 @@ def fill(edit: QLineEdit, value: object) -> None:
     the app computed it); ``field_value`` gives the full value back while the text is unchanged."""
     text = "" if value is None else fmt_field(value)
     edit.setText(text)
-    edit._filled = (text, value)  # type: ignore[attr-defined]
+    # (None: an empty field, which stands for its text like a field the user emptied)
+    edit._filled = (text, value) if value is not None else None  # type: ignore[attr-defined]
 
 
 def field_value(edit: QLineEdit) -> object:

@@ -53,6 +53,7 @@ def test_the_helper_asks_for_the_dataset_instead_of_inventing_one(qtbot, window,
     assert dialog.fields["dataset"].text() == "" and dialog.fields["batch"].text() == ""
     assert dialog.fields["epochs"].text() == "30"  # what the row does say: 3000 steps at q = 0.01
     assert not dialog.ask.isHidden() and "enter the dataset size N" in dialog.ask.text()
+    assert "the field is empty" in dialog.error_label.text() and "null" not in dialog.error_label.text()
     assert not dialog.buttons.buttons()[0].isEnabled() or not dialog.buttons.buttons()[1].isEnabled()
 
 
