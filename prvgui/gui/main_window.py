@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
-from PySide6.QtWidgets import (QApplication, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QApplication, QLineEdit, QMainWindow, QMessageBox, QSplitter, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from ..accounting.view_model import Request
 from ..document.model import Document, RowSpec
@@ -34,12 +34,23 @@ from .worker import InputError
 PROFILE_POINTS, TRADEOFF_POINTS, STEPS_POINTS = 100, 101, 40
 EXPORT_FILTERS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)", "csv": "CSV table (*.csv)"}
 GUIDE = """<p><b>Build a composition</b> in the table: <i>Add</i> a mechanism, then edit its
-parameters in the form below the table (hover over a field for what it means). <i>Count</i> is how
-many times it runs. For DP-SGD use a <i>Subsampled Gaussian</i> row and the <i>DP-SGD helper</i>.</p>
-<p><b>Read the result</b>: ε ≤ upper is certified at the target δ; lower and estimate show how tight
-the bracket is. RDP is a looser upper bound; GDP is an approximation that may under-report.</p>
-<p>Every edit recomputes in the background; invalid values are marked red and nothing is computed
-until they are fixed. Plots export as PNG, SVG and CSV.</p>"""
+parameters in the form below the table (hover over a field for what it means; a list opens one entry
+per line with <i>⋯</i> or fills from a CSV file). <i>Count</i> is how many times it runs. For DP-SGD
+use the <i>DP-SGD helper</i>: it asks how batches are formed (Poisson, fixed size, shuffled) and
+shows what each certifies. <i>Targets</i> set δ, the accuracy, the neighbouring relation and the
+records per person (user-level privacy).</p>
+<p><b>Read the result</b>: ε ≤ the headline is certified at the target δ (by the PRV accountant, or
+by another accountant when it is tighter, which the headline names); the bracket's lower end and
+estimate show how tight it is. Where a row's pair is an upper bound only (shuffled or fixed-size
+batches, zCDP, the exponential mechanism) a proven lower bound says where the truth lies. RDP is a
+looser upper bound; GDP is an approximation that may under-report.</p>
+<p><b>The tabs</b>: the privacy profile δ(ε), the tradeoff curve, ε against the steps of the row you
+pick (<i>Vary:</i>), the privacy loss distribution, the attack risk and noise, and a privacy
+budget. <i>Pin as A</i> keeps a result to compare with the next; <i>Compute ▸ Calibrate selected
+row</i> solves a parameter for a target ε or attack risk.</p>
+<p>Every edit recomputes in the background; invalid values are marked red (Ctrl+Z in such a field
+undoes its typing) and nothing is computed until they are fixed; a part that cannot be computed says
+why in its place. Plots export as PNG, SVG and CSV; <i>File ▸ Export report</i> writes HTML or PDF.</p>"""
 
 
 class MainWindow(QMainWindow):
@@ -145,6 +156,8 @@ class MainWindow(QMainWindow):
         e = mb.addMenu("&Edit")
         undo = self.stack.createUndoAction(self, "&Undo")
         undo.setShortcut(QKeySequence.StandardKey.Undo)
+        undo.triggered.disconnect()  # field first: see undo_here
+        undo.triggered.connect(self.undo_here)
         redo = self.stack.createRedoAction(self, "&Redo")
         redo.setShortcut(QKeySequence.StandardKey.Redo)
         e.addAction(undo)
@@ -299,6 +312,15 @@ class MainWindow(QMainWindow):
             s = settings()
             for key in ("dataset", "batch", "epochs"):
                 s.setValue(f"dpsgd/{key}", values.get(key))
+
+    def undo_here(self) -> None:
+        """Edit ▸ Undo: in a field holding text the document did not take (invalid, marked red),
+        the field's own typing is undone first; otherwise the document's last edit."""
+        field = QApplication.focusWidget()
+        if isinstance(field, QLineEdit) and field.property("invalid") and field.isUndoAvailable():
+            field.undo()
+            return
+        self.stack.undo()
 
     def _dpsgd_settings(self) -> dict:
         if not self.persist:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QPushButton, QVBoxLayout, QWidget)
+                               QLineEdit, QPushButton, QToolButton, QVBoxLayout, QWidget)
 
 from ..accounting.kinds.base import Choice, Points, Vector
 from ..accounting.mechanisms import kind_class
@@ -232,9 +232,28 @@ class RowForm(QGroupBox):
         f.edit.textEdited.connect(lambda text, n=name: self._list_edited(n, text))
         f.edit.editingFinished.connect(self._end_session)
         self._undo_keys.watch(f.edit)
+        more = QToolButton()
+        more.setText("⋯")
+        more.setObjectName(f"edit_list_{name}")
+        more.setToolTip("Edit the list one entry per line")
+        more.clicked.connect(lambda _=False, n=name, t=spec.title: self.edit_list(n, t))
+        f.layout().insertWidget(1, more)
         self.params[name] = f
         self.lists[name] = points
         self.layout_.addRow(spec.title, f)
+
+    def edit_list(self, name: str, title: str, dialog_fn=None) -> bool:
+        """Edit a list parameter one entry per line (ListDialog; tests pass ``dialog_fn``)."""
+        from .list_editor import ListDialog
+        f = self.params[name]
+        dialog = (dialog_fn or ListDialog)(title, f.edit.text(), self.lists[name], self)
+        if not dialog.exec():
+            return False
+        text = dialog.text()
+        f.edit.setText(text)
+        self._list_edited(name, text)
+        self._end_session()
+        return True
 
     # ------------------------------------------------------------ edits
     def _list_edited(self, name: str, text: str) -> None:

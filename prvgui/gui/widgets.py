@@ -18,6 +18,7 @@ WARN_COLOR = "#8a5a00"
 def mark(widget: QWidget, error: str | None, tip: str = "") -> None:
     """Colour a field red and put the reason in its tooltip (or clear both)."""
     widget.setStyleSheet(INVALID_STYLE if error else "")
+    widget.setProperty("invalid", bool(error))  # (Edit ▸ Undo undoes such a field's typing first)
     widget.setToolTip(f"<b>Invalid:</b> {html.escape(error)}<br>{html.escape(tip)}" if error else tip)
 
 

@@ -60,3 +60,34 @@ def test_typed_lists_are_checked_like_other_fields(window, qtbot):
     edit.selectAll()
     qtbot.keyClicks(edit, "1 1e-5; 2 1e-9")
     assert window.doc.row(1).params["points"] == ((1.0, 1e-5), (2.0, 1e-9))
+
+
+class _Answer:
+    """A ListDialog stand-in that answers with lines typed into it."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+    def __call__(self, title, text, points, parent):
+        from prvgui.gui.list_editor import ListDialog
+        self.dialog = ListDialog(title, text, points, parent)
+        self.shown = self.dialog.editor.toPlainText()
+        self.dialog.editor.setPlainText(self.lines)
+        self.dialog.exec = lambda: True
+        return self.dialog
+
+
+def test_a_long_list_is_edited_one_entry_per_line_as_one_undo_step(window, qtbot):
+    """Issue 31: long pmf / profile lists had only a one-line field."""
+    form = _window_with(window, "pmf_pair", "privacy_profile")
+    answer = _Answer("0.4\n0.3\n0.2\n0.1\n")
+    assert form.edit_list("p", "P", answer)
+    assert answer.shown == "0.75\n0.25"  # the field's list, one entry per line
+    assert window.doc.row(0).params["p"] == (0.4, 0.3, 0.2, 0.1)
+    assert form.params["p"].edit.text() == "0.4, 0.3, 0.2, 0.1"
+    window.stack.undo()
+    assert window.doc.row(0).params["p"] == (0.75, 0.25)
+    window.composition.select_row(1)
+    form = window.composition.form
+    assert form.edit_list("points", "Points", _Answer("0.5 1e-3\n1 1e-5\n2 1e-8"))
+    assert window.doc.row(1).params["points"] == ((0.5, 1e-3), (1.0, 1e-5), (2.0, 1e-8))

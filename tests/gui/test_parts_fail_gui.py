@@ -43,3 +43,20 @@ def test_a_kind_that_needs_replace_one_offers_the_switch_in_one_click(qtbot, win
     assert window.doc.neighbouring == "replace_one" and button.isHidden()
     window.stack.undo()  # one undo step back to add/remove
     assert window.doc.neighbouring == "add_remove"
+
+
+def test_undo_in_a_field_with_invalid_text_undoes_that_typing_first(qtbot, window, load):
+    """Issue 31: Ctrl+Z in a red field undid an unrelated earlier edit and left the bad text."""
+    load(window)
+    window.composition.select_row(0)
+    form = window.composition.form
+    sigma = form.params["sigma"].edit
+    scale_before = window.doc.row(1).params["scale"]
+    sigma.setFocus()
+    sigma.selectAll()
+    qtbot.keyClicks(sigma, "-3")  # invalid: not pushed to the document
+    assert sigma.property("invalid")
+    depth = window.stack.index()
+    window.undo_here()
+    assert sigma.text() != "-3" and window.stack.index() == depth  # the typing went, not an edit
+    assert window.doc.row(1).params["scale"] == scale_before
