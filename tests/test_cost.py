@@ -1,8 +1,7 @@
 """The cost estimate (accounting/cost.py): it grows with what makes the work grow, it composes
-nothing, it names why, and on mid-size cases it is within a factor of 3 of the measured time
-(that check is timed, so it is marked slow). Also: progress moves within a long composition."""
+nothing, it names why. How close it comes to the measured time is benchmarks/bench_cost.py's
+table (no clock in the tests). Also: progress moves within a long composition."""
 import math
-import time
 
 import numpy as np
 import pytest
@@ -184,36 +183,8 @@ def test_chunked_power_matches_one_pass(monkeypatch):
     assert len(parts) == math.ceil(spec.size / 64) and parts[-1] == 1.0
 
 
-MID = [
-    # (rows, eps_error, delta): measured 0.5 to 6 s on the development machine
-    (dpsgd(10**6, 0.8, 0.01), 0.01, 1e-5),
-    (dpsgd(14063, 0.3), 0.01, 1e-5),
-    (dpsgd(), 1e-4, 1e-5),
-]
 
 
-def machine_slowdown() -> float:
-    """How much slower than the calibration this machine runs now (other jobs on a shared
-    machine): a row transform of 2^22 points against cost.RFFT_S, best of 3."""
-    from prvgui.accounting import cost
-    from prvgui.accounting.discretize import DiscretePRV
-    n = 1 << 22
-    d = DiscretePRV(np.full(n // 2, 2.0 / n), 0, 1e-4, 0.0, 0.0, 0.0, 0.0, centre=n // 4)
-    best = math.inf
-    for _ in range(3):
-        t = time.perf_counter()
-        compose_mod.row_spectrum(d, n)
-        best = min(best, time.perf_counter() - t)
-    return max(1.0, best / (cost.RFFT_S * n))
+# The estimate against measured time is a benchmark table (benchmarks/bench_cost.py), not a
+# test: a wall-clock assertion is a random red on a loaded machine (issue 26).
 
-
-@pytest.mark.slow
-@pytest.mark.parametrize("rows,eps_error,delta", MID)
-def test_estimate_is_within_a_factor_3_of_the_measured_time(rows, eps_error, delta):
-    e = Accountant(rows, eps_error).estimate(delta=delta)
-    slow = machine_slowdown()
-    t = time.perf_counter()
-    Accountant(rows, eps_error).epsilon(delta)
-    took = time.perf_counter() - t
-    slow = (slow + machine_slowdown()) / 2
-    assert 1 / 3 < e.seconds / (took / slow) < 3, (e, took, slow)
