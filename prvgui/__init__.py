@@ -7,7 +7,7 @@ changes nothing in the process (the ``prvgui`` command tunes its own, prvgui/tun
 
 __version__ = "0.1.0"
 
-_API = ("AccuracyWarning", "Bounds", "Composition", "accountant", "delta", "epsilon", "load", "save")
+_API = ("AccuracyWarning", "Answer", "Bounds", "Composition", "accountant", "delta", "epsilon", "load", "save")
 __all__ = ["__version__", *_API]
 
 

@@ -1,27 +1,36 @@
 """prvgui from Python: load or build a composition and ask for certified epsilon or delta.
 
     import prvgui
-    comp = prvgui.load("resources/examples/dpsgd_mnist.json")
-    prvgui.epsilon(comp, delta=1e-5)        # Bounds(lower=..., estimate=..., upper=...)
-    comp = prvgui.Composition.from_dict({"mechanisms": [
-        {"kind": "laplace", "scale": 20.0, "count": 3, "label": "statistics"}]})
+    comp = prvgui.load("resources/examples/dpsgd_shuffled.json")
+    a = prvgui.epsilon(comp, delta=1e-6)
+    a.certified_upper          # CertifiedUpper(value=6.32..., by='prv'): the number to publish
+    a.epsilon_at_least         # 6.04...: a proven lower bound (shuffled batches have no tight pair)
+    a.lower, a.upper           # the PRV bracket (here the dominating pair's, not the truth's)
+    a.comparisons["rdp"].value # the other accountants; a.warnings, a.notes: what the CLI prints
     prvgui.delta(comp, epsilon=2.0, eps_error=0.005)
 
-The upper bound is the certified number to publish. When a bracket is wider than eps_error
-asks for (float64 cannot resolve the delta, or the grid was capped), a ``AccuracyWarning``
-says why. The command line uses these functions; the window loads and saves through them.
+``certified_upper`` is the certified number to publish (the PRV bracket's upper end unless
+another accountant is tighter by more than the accuracy). When a bracket is wider than eps_error
+asks for (float64 cannot resolve the delta, or the grid was capped), an ``AccuracyWarning`` says
+why. The command line prints this answer (``as_dict`` is its JSON); the window loads and saves
+through these functions.
 """
 from __future__ import annotations
 
 import os
 import warnings
 
+import math
+from dataclasses import dataclass, field
+
 from .accounting.accountant import Accountant
+from .accounting.certified import CertifiedUpper
 from .accounting.profile import Bounds
 from .document import fileio
 from .document.model import Composition
 
-__all__ = ["AccuracyWarning", "Bounds", "Composition", "accountant", "delta", "epsilon", "load", "save"]
+__all__ = ["AccuracyWarning", "Answer", "Bounds", "Composition", "accountant", "delta", "epsilon", "load",
+           "save"]
 
 
 class AccuracyWarning(UserWarning):
@@ -53,23 +62,108 @@ def accountant(comp: Composition | dict, eps_error: float | None = None) -> Acco
     return Accountant(comp.engine_rows(), err, comp.relation)
 
 
-def _warn(acc: Accountant) -> None:
-    for note in acc.warnings:
+@dataclass(frozen=True)
+class Answer:
+    """The whole answer to one query, as the command line prints it.
+
+    ``bracket``: the PRV accountant's certified bracket (of the dominating pair: when some rows'
+    pairs are upper bounds only, e.g. shuffled batches, its lower end is no bound on the truth);
+    ``certified_upper``: the number to publish and the accountant that gave it;
+    ``epsilon_at_least``: a proven lower bound on the true epsilon where the rows' pairs are upper
+    bounds only (else None); ``comparisons``: the other accountants (name -> Comparison);
+    ``warnings``: why a bracket is wider than asked; ``notes``: where the truth lies for untight
+    rows; ``failed``: why the PRV bracket could not be composed (it is then [0, inf] and the
+    comparisons certify). ``lower``, ``estimate`` and ``upper`` read the bracket."""
+
+    asked: str  # "epsilon" or "delta"
+    at: float  # the delta (or epsilon) asked at
+    bracket: Bounds
+    certified_upper: CertifiedUpper
+    comparisons: dict = field(default_factory=dict)
+    epsilon_at_least: float | None = None
+    poisson: Bounds | None = None
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    failed: str | None = None
+    eps_error: float = 0.01
+    neighbouring: str = "add_remove"
+    group_size: int = 1
+
+    @property
+    def lower(self) -> float:
+        return self.bracket.lower
+
+    @property
+    def estimate(self) -> float:
+        return self.bracket.estimate
+
+    @property
+    def upper(self) -> float:
+        return self.bracket.upper
+
+    def as_dict(self) -> dict:
+        """The command line's JSON: {asked: bracket, given: at, "certified_upper", "comparisons",
+        "warnings", "notes", "neighbouring", "group_size"[, "epsilon_at_least", "failed"]}."""
+        given = "delta" if self.asked == "epsilon" else "epsilon"
+        out = {self.asked: self.bracket.as_dict(), given: self.at, "eps_error": self.eps_error,
+               "certified_upper": self.certified_upper.as_dict(),
+               "comparisons": {k: v.as_dict() for k, v in self.comparisons.items()},
+               "warnings": list(self.warnings), "notes": list(self.notes),
+               "neighbouring": self.neighbouring, "group_size": self.group_size}
+        if self.epsilon_at_least is not None:
+            out["epsilon_at_least"] = self.epsilon_at_least
+        if self.failed is not None:
+            out["failed"] = {"prv": self.failed}
+        return out
+
+
+def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float | None = None) -> Answer:
+    """Epsilon at delta ``at`` (``want_eps``) or delta at epsilon ``at``: the whole answer."""
+    from .accounting import bracket as _bracket
+    from .accounting.certified import best_upper
+    from .accounting.comparisons import compare_delta, compare_epsilon
+    from .accounting.view_model import part_failure_text, untight_note
+    comp = _composition(comp)
+    acc = accountant(comp, eps_error)
+    err = acc.eps_error
+    failed = None
+    try:
+        b = acc.epsilon(at) if want_eps else acc.delta(at)
+    except (ArithmeticError, MemoryError) as exc:  # the comparison accountants still answer
+        failed = part_failure_text(exc)
+        b = Bounds(0.0, math.inf, math.inf) if want_eps else Bounds(0.0, 1.0, 1.0)
+    comps = (compare_epsilon if want_eps else compare_delta)(acc.rows, at)
+    best = best_upper(b.upper, comps, want_eps, tie=err if want_eps else 0.0)
+    rows = comp.engine_rows()
+    at_least = poisson = None
+    notes: tuple[str, ...] = ()
+    if want_eps and failed is None and _bracket.has_untight(rows):
+        at_least = _bracket.epsilon_at_least(rows, at, acc.relation, err)
+        poisson = _bracket.poisson_contrast(rows, at, acc.relation, err)
+        notes = (untight_note(rows, at_least, best.value, poisson),)
+    return Answer("epsilon" if want_eps else "delta", at, b, best, comps, at_least, poisson,
+                  tuple(acc.warnings), notes, failed, err, acc.relation.neighbouring.value,
+                  acc.relation.group_size)
+
+
+def _warn_all(answer: Answer) -> None:
+    for note in answer.warnings:
         warnings.warn(note, AccuracyWarning, stacklevel=3)
 
 
-def epsilon(comp: Composition | dict, delta: float | None = None, eps_error: float | None = None) -> Bounds:
-    """Certified bounds on epsilon at ``delta`` (default: the composition's target delta)."""
+def epsilon(comp: Composition | dict, delta: float | None = None, eps_error: float | None = None) -> Answer:
+    """The whole answer for epsilon at ``delta`` (default: the composition's target delta):
+    ``certified_upper`` to publish, the PRV bracket, ``epsilon_at_least`` where it exists, the
+    comparisons and the warnings (``Answer``)."""
     comp = _composition(comp)
-    acc = accountant(comp, eps_error)
-    b = acc.epsilon(comp.targets.delta if delta is None else delta)
-    _warn(acc)
-    return b
+    a = query(comp, True, comp.targets.delta if delta is None else delta, eps_error)
+    _warn_all(a)
+    return a
 
 
-def delta(comp: Composition | dict, epsilon: float, eps_error: float | None = None) -> Bounds:
-    """Certified bounds on delta at ``epsilon``."""
-    acc = accountant(comp, eps_error)
-    b = acc.delta(epsilon)
-    _warn(acc)
-    return b
+def delta(comp: Composition | dict, epsilon: float, eps_error: float | None = None) -> Answer:
+    """The whole answer for delta at ``epsilon`` (``Answer``; ``asked`` is "delta")."""
+    from .accounting.validate import check_epsilon
+    a = query(comp, False, check_epsilon(epsilon), eps_error)
+    _warn_all(a)
+    return a

@@ -189,43 +189,25 @@ def _check_cost(estimate, args) -> None:
 
 
 def _query(args, want_eps: bool) -> int:
-    """``epsilon`` (want_eps) or ``delta``: certified bounds plus the comparison accountants."""
+    """``epsilon`` (want_eps) or ``delta``: the API's whole answer (api.query), printed."""
     from . import api
     from .accounting.validate import check_epsilon
-    from .accounting.certified import best_upper
-    from .accounting.comparisons import compare_delta, compare_epsilon
-    comp, delta, err, rows = _inputs(args)
+    comp, delta, err, _ = _inputs(args)
     x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")
-    from .accounting import bracket
     acc = api.accountant(comp, err)
     _check_cost(lambda: acc.estimate(delta=x) if want_eps else acc.estimate(epsilon=x), args)
-    failed = None
-    try:
-        b = acc.epsilon(x) if want_eps else acc.delta(x)
-    except (ArithmeticError, MemoryError) as exc:  # the comparison accountants still answer
-        from .accounting.profile import Bounds
-        from .accounting.view_model import part_failure_text
-        failed = part_failure_text(exc).replace("accuracy (ε error)", "--eps-error")
-        b = Bounds(0.0, math.inf, math.inf) if want_eps else Bounds(0.0, 1.0, 1.0)
-    # the comparison accountants on each row's pair under the file's relation
-    comps = (compare_epsilon if want_eps else compare_delta)(acc.rows, x)
-    best = best_upper(b.upper, comps, want_eps, tie=err if want_eps else 0.0)
-    asked, given = ("epsilon", "delta") if want_eps else ("delta", "epsilon")
-    at_least = None
-    if want_eps and failed is None and bracket.has_untight(rows):  # a proven lower bound too
-        at_least = bracket.epsilon_at_least(rows, x, acc.relation, err)
+    a = api.query(comp, want_eps, x, err)
+    failed = None if a.failed is None else a.failed.replace("accuracy (ε error)", "--eps-error")
     if args.json:
-        out = {asked: b.as_dict(), given: x, "eps_error": err, "certified_upper": best.as_dict(),
-               "comparisons": {k: v.as_dict() for k, v in comps.items()}, "warnings": acc.warnings,
-               "neighbouring": acc.relation.neighbouring.value, "group_size": acc.relation.group_size}
-        if at_least is not None:
-            out["epsilon_at_least"] = at_least
+        out = a.as_dict()
         if failed is not None:
             out["failed"] = {"prv": failed}
         print(json.dumps(out))
         return 0
+    b, best, comps, at_least = a.bracket, a.certified_upper, a.comparisons, a.epsilon_at_least
+    asked, given = ("epsilon", "delta") if want_eps else ("delta", "epsilon")
     show = _fmt if want_eps else (lambda v: f"{v:.6g}")
-    print(f"{asked} at {given} = {x:g} (eps_error {err:g}; {acc.relation.describe()})")
+    print(f"{asked} at {given} = {x:g} (eps_error {err:g}; {comp.relation.describe()})")
     print(f"  certified     {asked} <= {show(best.value)}   <- publish this one"
           + ("" if best.by == "prv" else f" ({comps[best.by].label}: tighter than the PRV bracket)"))
     if failed is not None:
@@ -240,11 +222,8 @@ def _query(args, want_eps: bool) -> int:
         print(f"  {who + ' estimate':<14}{show(est) if math.isfinite(b.upper) else 'n/a (the bracket is unbounded)'}")
         print(f"  {who + ' upper':<14}{show(b.upper)}")
     if at_least is not None:
-        from .accounting.view_model import untight_note
-        poisson = bracket.poisson_contrast(rows, x, acc.relation, err)
         print(f"  proven lower  {_fmt(at_least)}   (a concrete attack; the truth is at least this)")
-        print(f"  note: {untight_note(rows, at_least, best.value, poisson)}")
-    for w in acc.warnings:
+    for w in (*a.notes, *a.warnings):
         print(f"  note: {w}")
     for c in comps.values():
         val = "n/a" if c.value is None else show(c.value)

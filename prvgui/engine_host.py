@@ -123,6 +123,10 @@ def _portable(exc: Exception) -> Exception:
         return kind(str(exc) or type(exc).__name__)
 
 
+#: seconds a cancelled job's child may stay silent before it is stopped (``_drain``)
+DRAIN_LIMIT = 30.0
+
+
 class EngineStopped(RuntimeError):
     """The engine's process ended while it worked (it is started again for the next request)."""
 
@@ -250,13 +254,19 @@ class RemoteEngine:
                 return tag, payload
 
     def _drain(self, jid: int) -> None:
-        """Read until job ``jid`` has ended (or the child has)."""
+        """Read until job ``jid`` has ended (or the child has); a child that says nothing for
+        DRAIN_LIMIT seconds after the cancel is stopped (the next request starts a new one)."""
+        quiet_since = time.monotonic()
         try:
             while True:
                 if not self._conn.poll(POLL):
                     if not self._proc.is_alive():
                         raise EOFError
+                    if time.monotonic() - quiet_since > DRAIN_LIMIT:
+                        self._proc.terminate()
+                        raise EOFError
                     continue
+                quiet_since = time.monotonic()
                 tag, got, _ = self._conn.recv()
                 if got == jid and tag in ("done", "cancelled", "error"):
                     return

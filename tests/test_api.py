@@ -23,8 +23,8 @@ def test_load_and_query_an_example_file():
     row = comp.rows[0]
     direct = Accountant([Row(SubsampledGaussian(row.params["sigma"], row.params["sampling_rate"]), row.count)],
                         comp.targets.eps_error).epsilon(1e-5)
-    assert b == direct
-    assert prvgui.epsilon(comp) == b  # the file's own target delta is 1e-5
+    assert b.bracket == direct and b.certified_upper.by == "prv" and b.upper == direct.upper
+    assert prvgui.epsilon(comp).bracket == b.bracket  # the file's own target delta is 1e-5
 
 
 def test_composition_from_a_plain_dict_and_back():
@@ -71,3 +71,25 @@ def test_importing_prvgui_stays_light():
     code = ("import sys, prvgui; assert prvgui.__version__; "
             "sys.exit(int(any(m.startswith(('numpy', 'prvgui.accounting')) for m in sys.modules)))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_the_api_returns_the_whole_answer_for_shuffled_batches():
+    """Issue 26: a notebook user of shuffled batches read only 'lower 6.30' (the pair's), never the
+    certified upper, the proven lower bound, the notes or the comparisons the CLI prints."""
+    comp = prvgui.load(resource_dir() / "examples" / "dpsgd_shuffled.json")
+    a = prvgui.epsilon(comp)
+    assert a.epsilon_at_least is not None and 6.0 < a.epsilon_at_least < a.certified_upper.value
+    assert a.certified_upper.value <= a.upper and "rdp" in a.comparisons
+    assert a.notes and "Shuffled batches" in a.notes[0] and a.poisson.upper < 1.0
+    d = a.as_dict()
+    assert d["epsilon_at_least"] == a.epsilon_at_least and d["certified_upper"]["by"] == a.certified_upper.by
+    assert set(d) >= {"epsilon", "delta", "comparisons", "warnings", "notes", "neighbouring", "group_size"}
+
+
+def test_the_cli_json_is_the_api_answer(tmp_path, capsys):
+    import json
+    from prvgui.cli import main
+    path = resource_dir() / "examples" / "dpsgd_fixed_size.json"
+    assert main(["epsilon", str(path), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(json.dumps(prvgui.epsilon(prvgui.load(path)).as_dict()))

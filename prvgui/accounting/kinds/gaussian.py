@@ -22,11 +22,16 @@ from ..prv import PRV, TRIVIAL, Continuous, point_mass
 from .base import BLATANT_LOSS, Mechanism, Param, Relation, Search, group_factor, param, ratio
 
 
+def gaussian_blatant(mu: float) -> bool:
+    """No noise to speak of: the mean loss mu^2 / 2 beyond BLATANT_LOSS (or mu infinite)."""
+    return math.isinf(mu) or 0.5 * mu * mu > BLATANT_LOSS
+
+
 def gaussian_prv(mu: float) -> PRV:
     """Y ~ N(mu^2/2, mu^2), the privacy loss of the mu-GDP Gaussian pair."""
     if mu == 0:
         return TRIVIAL
-    if math.isinf(mu):
+    if gaussian_blatant(mu):
         return point_mass(math.inf)
     m, s = 0.5 * mu * mu, mu
     cont = Continuous(-math.inf, math.inf, 1.0,
@@ -61,7 +66,7 @@ class Gaussian(Mechanism):
 
     def is_blatant(self) -> bool:
         """No noise, or so little that the mean loss mu^2 / 2 exceeds BLATANT_LOSS (taken as +inf)."""
-        return math.isinf(self.mu) or 0.5 * self.mu * self.mu > BLATANT_LOSS
+        return gaussian_blatant(self.mu)
 
     def _prv(self, order: str) -> PRV:
         return point_mass(math.inf) if self.is_blatant() else gaussian_prv(self.mu)

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..prv import PRV, TRIVIAL
 from .base import Mechanism, Param, Relation, Search, group_factor, param, ratio
-from .gaussian import gaussian_prv
+from .gaussian import gaussian_blatant, gaussian_prv
 
 MAX_BATCHES = 10**6
 
@@ -74,7 +74,7 @@ class ShuffledGaussian(Mechanism):
         return self.mu == 0
 
     def is_blatant(self) -> bool:
-        return math.isinf(self.mu)
+        return gaussian_blatant(self.mu)
 
     def _prv(self, order: str) -> PRV:
         return gaussian_prv(self.mu)
