@@ -24,13 +24,15 @@ from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
-from ..accounting.calibrate import (Calibration, Infeasible, parameters_for, search_spec)
+from ..accounting.calibrate import (Calibration, Infeasible, estimate_calibration, parameters_for, search_spec)
 from ..accounting.mechanisms import kind_class
 from ..accounting.risk_calibrate import RiskCalibration
 from ..accounting.validate import check_number
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_field, parse_number
 from .calibration_job import CalibrationOutcome, CalibrationRequest, run_calibration
+from .cost_prompt import CostPrompt
+from .worker import PROMPT_BYTES, PROMPT_SECONDS
 from .calibration_plot import CalibrationPlot
 from .risk_target import RiskTargetFields, goal_choice, risk_answer
 from .row_form import COUNT_TIP
@@ -45,6 +47,14 @@ SHORT_NAMES = {"sigma": "σ", "scale": "b", "sampling_rate": "q", "epsilon": "me
 #: the dialog's labels of its two fields (messages name the fields by them)
 TARGET_LABEL, DELTA_LABEL = "Target ε", "δ"
 TARGET_TIP = "The largest ε (nats) the composition may have at δ; a number > 0, e.g. 2 or 1e-1."
+
+
+def price_calibration(request: CalibrationRequest):
+    """A search's price (accounting/calibrate.estimate_calibration; milliseconds); an attack-risk
+    target is priced at δ = 1e-5 (its compositions read the tradeoff curve near there)."""
+    delta = request.delta if request.risk is None else 1e-5
+    return estimate_calibration(list(request.rows), request.row_index, delta, request.eps_error,
+                                request.relation)
 
 
 def check_positive(text: object, label: str) -> tuple[float | None, str | None]:
@@ -80,10 +90,12 @@ class CalibrateDialog(QDialog):
 
     def __init__(self, doc: Document, row_index: int, targets: Targets | None, stack: QUndoStack,
                  parent: QWidget | None = None,
-                 work: Callable[..., CalibrationOutcome] | None = None) -> None:
+                 work: Callable[..., CalibrationOutcome] | None = None,
+                 estimate: Callable[[CalibrationRequest], object] | None = None) -> None:
         super().__init__(parent)
-        #: what a run executes on the worker thread (tests inject their own)
+        #: what a run executes on the worker thread, and its price (tests inject their own)
         self._work = work or run_calibration
+        self._price = estimate or price_calibration
         self.doc = doc
         self.row_index = row_index
         self._editor = Editor(doc, stack)
@@ -143,6 +155,11 @@ class CalibrateDialog(QDialog):
         self.error_label = ErrorLabel()
         self.error_label.setObjectName("calibrate_error")
         lay.addWidget(self.error_label)
+        #: what a costly search would take, before it starts (as the window prices a computation)
+        self.prompt = CostPrompt()
+        self.prompt.compute_requested.connect(lambda: self.run(confirmed=True))
+        self.prompt.cancel_requested.connect(self.prompt.dismiss)
+        lay.addWidget(self.prompt)
 
         bar = QHBoxLayout()
         self.run_button = QPushButton("Run")
@@ -296,8 +313,11 @@ class CalibrateDialog(QDialog):
     def outcome(self) -> CalibrationOutcome | None:
         return self._outcome
 
-    def run(self) -> bool:
-        """Start the search with the typed inputs; False (and nothing runs) if they are invalid."""
+    def run(self, confirmed: bool = False) -> bool:
+        """Start the search with the typed inputs; False (and nothing runs) if they are invalid,
+        or if it would cost more than the window computes unasked and is not ``confirmed`` (the
+        cost prompt shows what it would take; "Compute anyway" runs it)."""
+        self.prompt.dismiss()
         err = self.input_error()
         self.error_label.show_error(err)
         if err is not None or self._closed:
@@ -318,6 +338,16 @@ class CalibrateDialog(QDialog):
             delta, _ = check_field("delta", field_value(self.delta_edit), DELTA_LABEL)
             request = CalibrationRequest(rows, self.row_index, self.parameter_name, target, delta,
                                          self.eps_error, self.doc.relation)
+        if not confirmed:
+            try:
+                cost = self._estimate(request)
+            except (ValueError, ArithmeticError, MemoryError):
+                cost = None  # the search says what is wrong with it
+            if cost is not None and cost.exceeds(PROMPT_SECONDS, PROMPT_BYTES):
+                self.prompt.ask(cost)
+                self._show_result_text("Not started: see what it would take above.")
+                self._update_buttons()
+                return False
         self._outcome = None
         self._running_snapshot = self._inputs()
         self._show_result_text("Searching…")
@@ -328,6 +358,9 @@ class CalibrateDialog(QDialog):
         self.runner.start(lambda progress, cancel: work(request, progress, cancel))
         self._update_buttons()
         return True
+
+    def _estimate(self, request: CalibrationRequest):
+        return self._price(request)
 
     def cancel(self) -> None:
         self.runner.cancel()

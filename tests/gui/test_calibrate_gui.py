@@ -36,6 +36,13 @@ def holding(work):
             return until_cancelled(lambda f, text="": None, kwargs.get("cancel") or args[-1])
         return work(first, *args, **kwargs)
     return run
+def holding_price(request):
+    """The dialog's price, except that a search over a HOLD_COUNT row costs nothing (it starts)."""
+    from prvgui.accounting.estimate import ZERO
+    from prvgui.gui.calibrate_dialog import price_calibration
+    return ZERO if any(r.count == HOLD_COUNT for r in request.rows) else price_calibration(request)
+
+
 #: row 1 alone (a Gaussian with σ = 1, ε ≈ 4.4 at δ = 1e-5) exceeds a target of 0.5
 INFEASIBLE = [RowSpec("gaussian", {"sigma": 1.0, "sensitivity": 1.0}, 1, "release"), SMALL[0]]
 #: rows with an (ε, δ) description, so that the privacy filter answers too
@@ -51,7 +58,8 @@ def open_dialog(qtbot):
     def make(rows, row=0, targets=TARGETS):
         doc = Document(list(rows), targets=targets)
         stack = QUndoStack()
-        dialog = CalibrateDialog(doc, row, targets, stack, work=holding(run_calibration))
+        dialog = CalibrateDialog(doc, row, targets, stack, work=holding(run_calibration),
+                                 estimate=holding_price)
         qtbot.addWidget(dialog)
         dialog.show()
         made.append((dialog, stack))
@@ -317,3 +325,17 @@ def test_main_window_opens_calibrate_and_budget(window, qtbot):
     dialog.reject()
     window.show_budget()
     assert window.budget.isVisible() and window.tabs.currentWidget() is window.budget_tab
+
+
+def test_a_costly_search_is_priced_before_it_starts(qtbot, open_dialog):
+    """Issue 31: a calibration ran 37 s with no estimate shown."""
+    costly = [RowSpec("subsampled_gaussian", {"sigma": 0.8, "sampling_rate": 0.01, "sensitivity": 1.0},
+                      3000, "training")]
+    dialog, doc, _ = open_dialog(costly, targets=Targets(1e-5, 2.0, 0.001))
+    assert not dialog.run()  # priced, not started
+    assert not dialog.prompt.isHidden() and "calibration composes about" in dialog.prompt.detail.text()
+    assert not dialog.runner.is_running()
+    with qtbot.waitSignal(dialog.runner.running_changed, timeout=TIMEOUT):
+        dialog.prompt.compute_button.click()  # "Compute anyway" starts it
+    assert dialog.prompt.isHidden()
+    dialog.cancel()
