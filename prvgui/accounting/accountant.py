@@ -10,7 +10,7 @@ exactly; one homogeneous pure/approximate-DP pair: the binomial formula of Kairo
 Viswanath); the FFT path covers everything else.
 
 Both orders of an add/remove pair are composed when a row is asymmetric (Poisson
-subsampling); delta is the maximum over the two (ACCOUNTING.md). A single query composes the
+subsampling); delta is the maximum over the two (docs/method.md, "Terms"). A single query composes the
 second order coarsely first and skips its fine build when that coarse bracket lies below the
 first order's (``_deciding``).
 

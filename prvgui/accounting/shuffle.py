@@ -4,7 +4,7 @@ Setting (Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang, "How Private are 
 Implementations?", ICML 2024, arXiv:2403.17673): each epoch draws a fresh uniformly random
 permutation of the data and cuts it into T batches; every record is in exactly one batch per
 epoch; each batch's sum of clipped gradients gets N(0, s^2) noise (units of the clipping norm).
-No tight accountant is known (ACCOUNTING.md, "Shuffled batches"). The certified upper bound
+No tight accountant is known (docs/kinds.md, shuffled_gaussian; Chua et al. 2024). The certified upper bound
 treats each epoch as one Gaussian without amplification (mu = 1 / s); this module gives the
 other side.
 

@@ -2,8 +2,8 @@
 their own: ``Mechanism.under`` returns them, and every accountant works on them unchanged).
 
 In units of the sensitivity, with noise s (Gaussian) or eps0 = sensitivity / scale (Laplace),
-sampling rate q and a group of k records, w_j = Binom(j; k, q) (ACCOUNTING.md, "Beyond Poisson
-and add/remove"; the PRVs and their proofs are in mixture.py):
+sampling rate q and a group of k records, w_j = Binom(j; k, q) (docs/kinds.md, "Pairs and sources"; the PRVs and their proofs are in
+mixture.py):
 
 * add/remove, k records: P = sum_j w_j B(j) against Q = B(0), both orders (the j sampled
   records of the group shift the sum by j clipping norms at worst; Ganesh 2024,

@@ -24,7 +24,7 @@ from .base import BLATANT_LOSS, Mechanism, Param, Relation, Search, group_factor
 
 def gaussian_blatant(mu: float) -> bool:
     """No noise to speak of: the mean loss mu^2 / 2 beyond BLATANT_LOSS (or mu infinite)."""
-    return math.isinf(mu) or 0.5 * mu * mu > BLATANT_LOSS
+    return not mu <= math.sqrt(2.0 * BLATANT_LOSS)  # (no mu * mu: it overflows at mu = 1e300)
 
 
 def gaussian_prv(mu: float) -> PRV:

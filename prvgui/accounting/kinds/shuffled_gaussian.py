@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..prv import PRV, TRIVIAL
+from ..prv import PRV, TRIVIAL, point_mass
 from .base import Mechanism, Param, Relation, Search, group_factor, param, ratio
 from .gaussian import gaussian_blatant, gaussian_prv
 
@@ -128,11 +128,13 @@ class ShuffleAttack(Mechanism):
         return math.isinf(self.noise)
 
     def is_blatant(self) -> bool:
-        return self.noise == 0
+        return self.noise == 0 or gaussian_blatant(self.shift / self.noise)
 
     def _prv(self, order: str) -> PRV:
         if self.is_trivial():
             return TRIVIAL
+        if self.is_blatant():
+            return point_mass(math.inf)
         if self.batches == 1:
             return gaussian_prv(self.shift / self.noise)
         from ..shuffle import max_statistic_prv

@@ -36,6 +36,8 @@ from .base import (fixed_size_error, SampledBatches, SAMPLING, SAMPLING_RATE, Me
 from .gaussian import gaussian_prv
 
 Array = np.ndarray
+#: noise below this (sigma / sensitivity) is taken as none: the loss would pass 1e11 nats
+NOISELESS = 1e-6
 _LOG_SQRT2PI = 0.5 * math.log(2 * math.pi)
 
 
@@ -48,8 +50,8 @@ def subsampled_gaussian_prv(s: float, q: float, order: str) -> PRV:
     """
     if q == 0:
         return TRIVIAL
-    if math.isinf(s):
-        return blind_subsample(q, order)
+    if math.isinf(s) or s < NOISELESS:  # (as mixture.py: the noisy pair is a post-processing of
+        return blind_subsample(q, order)  # the noiseless one, so this only adds privacy loss)
     if q == 1:
         return gaussian_prv(1.0 / s)
     s2 = s * s
