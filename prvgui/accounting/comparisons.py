@@ -407,6 +407,7 @@ def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
                 r0 + np.where(c[:, None] > 0, c[:, None] * unit, 0.0), delta - d0) + e0)
         mu2 = None if m0 is None or unit2 is None else m0 + np.where(c > 0, c * unit2, 0.0)
     if mu2 is not None:
+        mu2 = np.where(np.isnan(mu2), np.inf, mu2)  # (0 x inf: no GDP value; a NaN key never matches)
         cache = {m: gdp.epsilon(math.sqrt(m), delta) for m in np.unique(mu2)}
         mu2 = np.array([cache[m] for m in mu2])
     return {"rdp": rdp, "gdp": mu2}

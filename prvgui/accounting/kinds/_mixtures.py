@@ -119,7 +119,7 @@ class GaussianMixturePair(_MixturePair):
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         """RDP of the pair (mixture_rdp.py: an upper bound, inf where it is not certified), the
         larger of the two orders under add/remove."""
-        if math.isinf(self.noise):
+        if math.isinf(self.noise) or self.noise < 1e-6:  # no noise to speak of (as mixture.py)
             return np.full(orders.shape, math.inf)
         from ..mixture_rdp import mixture_rdp
         pairs = ("replace",) if self.replace else ("remove", "add")

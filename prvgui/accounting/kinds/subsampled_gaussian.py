@@ -188,5 +188,7 @@ class SubsampledGaussian(SampledBatches, Mechanism):
     def gdp_mu2(self) -> float:
         q, s = self.sampling_rate, self.sigma / self.sensitivity
         u = 1 / (s * s) if s * s > 0 else math.inf
+        if math.isinf(u):  # no noise: not GDP at any mu (q^2 (e^inf - 1) would be 0 * inf)
+            return math.inf
         with np.errstate(over="ignore"):
             return u if q == 1 else q * q * float(np.expm1(u))
