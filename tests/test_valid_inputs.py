@@ -81,3 +81,10 @@ def test_no_noise_to_speak_of_answers_every_part(kind, params, count, group):
                           group, profile_points=30, tradeoff_points=31, steps_row=0, steps_points=4))
     assert res.epsilon.lower <= res.epsilon.upper and not res.pending
     assert all("far from private" in reason for _, reason in res.failed), res.failed
+
+
+def test_a_replace_one_mixture_at_q_1e_300_answers_delta_too():
+    """(the property sweep's find: the root finder's tolerance divided by a slope of 1e-294)"""
+    row = Row(mechanism_from_params("subsampled_gaussian", {"sigma": math.exp(-7), "sampling_rate": 1e-300}), 1)
+    res = compute(Request((row,), 1e-5, 1.0, 0.05, "replace_one", profile_points=20, tradeoff_points=21))
+    assert not res.failed and res.delta.lower <= res.delta.upper <= 1e-12  # (float64 floor: truth ~0)

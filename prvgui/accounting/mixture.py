@@ -164,7 +164,7 @@ def _solve(fun, target: Array, lo: Array, hi: Array, x: Array, x_tol: float,
         sec = np.where((sec > a) & (sec < b), sec,
                        np.where((nx >= b) & (vhi[idx] == np.inf), b,
                                 np.where((nx <= a) & (vlo[idx] == -np.inf), a, 0.5 * (a + b))))
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # (a slope of 1e-300: any x is a root)
             small = 2 * _U * (np.abs(xi) + x_tol + (v_noise / np.abs(d) if v_noise else 0.0))
         done = (np.abs(nx - xi) <= small) | (v == ti) | (b - a <= small)
         inside = (nx > a) & (nx < b)
