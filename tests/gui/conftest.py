@@ -123,3 +123,12 @@ def load(qtbot):
             w.doc.reset(rows if rows is not None else _small_rows(), "add_remove", targets or FAST_TARGETS)
         return blocker.args[0]
     return load_
+
+
+def pytest_collection_modifyitems(items):
+    """Every test under tests/gui needs Qt: each gets the ``gui`` marker (``-m 'not gui'`` runs
+    the rest without a display), whether or not its file says so."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for item in items:
+        if str(item.fspath).startswith(here + os.sep):
+            item.add_marker(pytest.mark.gui)
