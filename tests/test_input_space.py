@@ -82,7 +82,7 @@ def mechanisms(draw):
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=FIXED,
           database=None if FIXED else settings.default.database,
           # (no shrinking by hand: the shrinker wanders into the slowest settings for many minutes)
-          phases=None if FIXED else [Phase.explicit, Phase.reuse, Phase.generate])
+          phases=tuple(Phase) if FIXED else (Phase.explicit, Phase.reuse, Phase.generate))
 @given(mechanisms(), st.sampled_from(["add_remove", "replace_one"]), st.sampled_from([1, 1, 2, 5]),
        st.one_of(st.sampled_from([1, 10**9]), st.integers(1, 10**4)), st.sampled_from([1e-5, 1e-10, 0.1]))
 def test_every_valid_input_answers_every_part(mech, neighbouring, group, count, delta):
