@@ -88,3 +88,14 @@ def test_a_replace_one_mixture_at_q_1e_300_answers_delta_too():
     row = Row(mechanism_from_params("subsampled_gaussian", {"sigma": math.exp(-7), "sampling_rate": 1e-300}), 1)
     res = compute(Request((row,), 1e-5, 1.0, 0.05, "replace_one", profile_points=20, tradeoff_points=21))
     assert not res.failed and res.delta.lower <= res.delta.upper <= 1e-12  # (float64 floor: truth ~0)
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("subsampled_gaussian", {"sigma": 1e-300, "sampling_rate": 1e-300, "sensitivity": 1e6}),
+    ("subsampled_gaussian", {"sigma": 1e-7, "sampling_rate": 0.1}),
+    ("subsampled_laplace", {"scale": 1e-9, "sampling_rate": 0.1})])
+def test_fixed_size_batches_without_noise_to_speak_of_answer(kind, params):
+    """(the property sweep's find: the without-replacement pair's mean at noise 1e-306)"""
+    row = Row(mechanism_from_params(kind, {**params, "sampling": "fixed_size"}), 3)
+    res = compute(Request((row,), 1e-5, 1.0, 0.05, "replace_one", profile_points=20, tradeoff_points=21))
+    assert not res.failed and res.epsilon.lower <= res.epsilon.upper
