@@ -73,7 +73,8 @@ def test_laplace_with_tiny_noise_answers_near_its_largest_loss(scale):
     ("laplace", {"scale": 1e-300}, 1, 1), ("pure_dp", {"epsilon": 1e6}, 10**9, 1),
     ("subsampled_gaussian", {"sigma": 1e-300, "sampling_rate": 1e-300}, 1, 2),
     ("subsampled_gaussian", {"sigma": 0.0, "sampling_rate": 1e-300}, 1, 1),
-    ("shuffled_gaussian", {"sigma": 1e-300, "batches_per_epoch": 10**6}, 1, 1)])
+    ("shuffled_gaussian", {"sigma": 1e-300, "batches_per_epoch": 10**6}, 1, 1),
+    ("subsampled_laplace", {"scale": 1e-300, "sampling_rate": 1e-300, "sensitivity": 1e6}, 1714, 2)])
 def test_no_noise_to_speak_of_answers_every_part(kind, params, count, group):
     """Losses beyond 1e12 nats (taken as +inf) and atoms too far apart for any grid: the
     headline answers, and every part either answers or says the composition is far from private."""

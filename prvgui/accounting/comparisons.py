@@ -398,7 +398,7 @@ def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
     else:
         unit, unit2 = _row_rdp(mech), _row_mu2(mech)
     (r0, e0, d0), (m0, _) = _rdp_split(active), _gdp_total(active)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # (a huge RDP times the counts: inf, a bound)
         if unit is None:  # the varying row has delta > 0 (no RDP curve)
             e1, d1 = mech.eps_delta()
             rdp = np.array([_rdp_eps_split(r0, e0 + cc * e1, d0 + cc * d1, delta) for cc in c])
