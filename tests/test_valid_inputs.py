@@ -101,3 +101,13 @@ def test_fixed_size_batches_without_noise_to_speak_of_answer(kind, params):
     res = compute(Request((row,), 1e-5, 1.0, 0.05, "replace_one", profile_points=20, tradeoff_points=21))
     assert res.epsilon.lower <= res.epsilon.upper
     assert all("far from private" in reason for _, reason in res.failed), res.failed
+
+
+@pytest.mark.parametrize("neighbouring", ["add_remove", "replace_one"])
+def test_a_group_of_a_subsampled_laplace_with_huge_eps0_and_tiny_q_answers(neighbouring):
+    """(the property sweep's find: log1p(-1) when 1 - q rounds to 1, q = 1e-180, eps0 = 1e6)"""
+    row = Row(mechanism_from_params("subsampled_laplace", {"scale": 1.0, "sampling_rate": math.exp(-413.0),
+                                                           "sensitivity": 1e6}), 2366)
+    res = compute(Request((row,), 1e-10, 1.0, 0.05, neighbouring, 2, profile_points=20, tradeoff_points=21))
+    assert res.epsilon.lower <= res.epsilon.upper
+    assert all("far from private" in reason for _, reason in res.failed), res.failed

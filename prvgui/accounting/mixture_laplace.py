@@ -65,6 +65,14 @@ def _laplace(e: float) -> PRV:
                1e-14 * mean)
 
 
+def _log_q_or_rest(q: float, e: float) -> float:
+    """log(q + (1 - q) e^-e) = t_hi / k - e: log1p((1 - q) expm1(-e)) where it keeps precision,
+    in log space for large e (where 1 - q rounding to 1 made it log1p(-1): q = 1e-180, e = 1e6)."""
+    if e < 50.0:
+        return math.log1p((1 - q) * math.expm1(-e))
+    return float(np.logaddexp(math.log(q), math.log1p(-q) - e))
+
+
 class _GroupLoss:
     """l(x) = log sum_j w_j e^{e (|x| - |x - j|)}: t_lo for x <= 0, t_hi for x >= k, and on
     [m, m+1] log(C_m + D_m e^{2 e x}), C_m = sum_{j<=m} w_j e^{e j}, D_m = sum_{j>m} w_j e^{-e j}."""
@@ -75,8 +83,10 @@ class _GroupLoss:
         self.log_c = np.array([logsumexp(lw[:m + 1] + e * j[:m + 1]) for m in range(k)])
         self.log_d = np.array([logsumexp(lw[m + 1:] - e * j[m + 1:]) for m in range(k)])
         self.t_lo = k * math.log1p(q * math.expm1(-e))  # log sum_j w_j e^{-e j}
-        self.t_hi = k * (math.log1p(q * math.expm1(e)) if e < 50.0  # log sum_j w_j e^{e j}
-                         else e + math.log1p((1 - q) * math.expm1(-e)))
+        # log sum_j w_j e^{e j} = k log(q e^e + 1 - q); for large e in log space (the form
+        # e + log1p((1 - q) expm1(-e)) met log1p(-1) when 1 - q rounds to 1: q = 1e-180, e = 1e6)
+        self.t_hi = k * (math.log1p(q * math.expm1(e)) if e < 50.0
+                         else float(np.logaddexp(math.log(q) + e, math.log1p(-q))))
         self.breaks = np.maximum.accumulate(np.array(  # l(m), m = 0..k (monotone despite rounding)
             [self.t_lo, *np.logaddexp(self.log_c, self.log_d + 2 * e * j[:-1])[1:], self.t_hi]))
         self.size = float(np.abs(self.log_c).max() + np.abs(self.log_d).max() + 2 * e * k)
@@ -130,7 +140,7 @@ def group_laplace_prv(eps0: float, q: float, k: int, order: str) -> PRV:
     mean = consts + mid
     if order == "remove":  # atoms: X <= 0 (loss t_lo) and X >= k (loss t_hi), X ~ P
         atoms = ((g.t_lo, 0.5 * math.exp(g.t_lo)),
-                 (g.t_hi, 0.5 * math.exp(k * math.log1p((1 - q) * math.expm1(-e)))))
+                 (g.t_hi, 0.5 * math.exp(k * _log_q_or_rest(q, e))))
         mass = float(_lap_between(w, lw, j, 0.0, float(k), e)[0])
         cont = Continuous(g.t_lo, g.t_hi, mass,
                           _chunked(lambda t: _lap_between(w, lw, j, 0.0, g.x_of(t), e)),
@@ -178,7 +188,7 @@ def replace_laplace_prv(eps0: float, q: float, k: int) -> PRV:
         return kl_integrand("psi", loss(x), lq)
     mid, err = kl_pair(f, refined_breaks(-float(k), float(k), list(j) + list(-j), 1.0 / e))
     # Q(X <= -k) = e^{t_hi - e k} / 2 (loss -t_max), Q(X >= k) = e^{t_lo - e k} / 2 (loss t_max)
-    log_hi = math.log(0.5) + k * math.log1p((1 - q) * math.expm1(-e))  # log(e^{t_hi - e k} / 2)
+    log_hi = math.log(0.5) + k * _log_q_or_rest(q, e)  # log(e^{t_hi - e k} / 2)
     log_lo = math.log(0.5) + g.t_lo - e * k
     m_hi, m_lo = math.exp(log_hi), math.exp(log_lo)
     consts = float(kl_integrand("psi", np.array([-t_max]), np.array([log_hi]))[0]
