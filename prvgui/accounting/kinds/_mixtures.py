@@ -32,7 +32,7 @@ import numpy as np
 
 from ..prv import PRV, TRIVIAL
 from ..subsampling import blind_subsample
-from .base import Mechanism, fixed_size_error, fixed_size_group_error
+from .base import NOISELESS, Mechanism, fixed_size_error, fixed_size_group_error
 
 
 def subsampled_under(mech: Mechanism, relation, plain: Callable[[float], Mechanism],
@@ -119,7 +119,7 @@ class GaussianMixturePair(_MixturePair):
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         """RDP of the pair (mixture_rdp.py: an upper bound, inf where it is not certified), the
         larger of the two orders under add/remove."""
-        if math.isinf(self.noise) or self.noise < 1e-6:  # no noise to speak of (as mixture.py)
+        if math.isinf(self.noise) or self.noise < NOISELESS:  # no noise to speak of
             return np.full(orders.shape, math.inf)
         from ..mixture_rdp import mixture_rdp
         pairs = ("replace",) if self.replace else ("remove", "add")
@@ -207,9 +207,10 @@ class FixedSizePair(Mechanism):
         return self.sampling_rate == 1 and self._noiseless()
 
     def _noiseless(self) -> bool:
-        """No noise, or so little that it is taken as none (as mixture.py: s < 1e-6, eps0 > 1e6;
-        the noisy pair is a post-processing of the noiseless one, so this only adds loss)."""
-        return math.isinf(self.noise) or (self.noise > 1e6 if self.laplace else self.noise < 1e-6)
+        """No noise, or so little that it is taken as none (base.NOISELESS)."""
+        if self.laplace:
+            return math.isinf(self.noise) or self.noise > 1 / NOISELESS
+        return math.isinf(self.noise) or self.noise < NOISELESS
 
     def _prv(self, order: str) -> PRV:
         if self.is_trivial():

@@ -41,6 +41,10 @@ class Neighbouring(str, Enum):
 #: a privacy loss above this many nats is taken as +infinity (``Mechanism.is_blatant``): no grid
 #: can index it, and nothing short of an epsilon of 1e12 tells the two apart (an upper bound)
 BLATANT_LOSS = 1e12
+#: Gaussian noise below this (sigma / sensitivity), or Laplace eps0 above its inverse, is taken as
+#: none in the subsampled pairs (as mixture.py does): the noisy pair is a post-processing of the
+#: noiseless one, so this only adds privacy loss
+NOISELESS = 1e-6
 
 #: the largest group a person may contribute (group privacy); the mixture pairs of the
 #: subsampled kinds have group_size + 1 components

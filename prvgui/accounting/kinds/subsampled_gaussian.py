@@ -31,13 +31,11 @@ from .. import rdp as _rdp
 from ..prv import PRV, TRIVIAL, Continuous
 from ..subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
                            refined_breaks)
-from .base import (fixed_size_error, SampledBatches, SAMPLING, SAMPLING_RATE, Mechanism, Param, Relation,
-                   Search, param)
+from .base import (NOISELESS, fixed_size_error, SampledBatches, SAMPLING, SAMPLING_RATE, Mechanism, Param,
+                   Relation, Search, param)
 from .gaussian import gaussian_prv
 
 Array = np.ndarray
-#: noise below this (sigma / sensitivity) is taken as none: the loss would pass 1e11 nats
-NOISELESS = 1e-6
 _LOG_SQRT2PI = 0.5 * math.log(2 * math.pi)
 
 
