@@ -364,20 +364,23 @@ class Accountant:
             level = error_level(delta)
             why = f"at delta {delta:g} float64 round-off matters, so it is composed tilted towards the tail"
 
-            def tilted_orders(first: int) -> list[Estimate]:
-                """Each order composed tilted, the first ``first`` times (_epsilon_tilted)."""
-                return [model.tilted(o, level, delta, first if i == 0 else 1) for i, o in enumerate(self.orders)]
+            def tilted_orders(passes: int) -> list[Estimate]:
+                """Each order composed tilted ``passes`` times (_epsilon_tilted: which order
+                goes first depends on brackets not known yet; a later one is tilted at the lower
+                end found, then usually once more)."""
+                return [model.tilted(o, level, delta, passes) for o in self.orders]
             if not (curves or closed) and needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0):
-                # epsilon's direct path: the other orders screened, the first tilted at once,
-                # usually twice (Chernoff's lambda, then the tilted estimate), each other order
-                # tilted once at the lower end found
+                # epsilon's direct path, one step after the other: the other orders screened
+                # (_unresolved_parts), then each order tilted, usually twice (Chernoff's lambda,
+                # then the tilted estimate; a later order at the lower end found, then at its own)
                 screened = [model.build(o, level, False, SCREEN)[0] for o in self.orders[1:]]
-                parts.append(replace(parallel(screened + tilted_orders(2)), why=why))
+                parts.append(replace(sum(screened + tilted_orders(2), ZERO), why=why))
             else:
                 est, n, out = builds(level, False)
                 parts.append(est)
                 if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
-                    parts.append(replace(parallel(tilted_orders(1)), why=why))  # (after the plain pass)
+                    # (after the plain pass, one order after the other: _epsilon_tilted)
+                    parts.append(replace(sum(tilted_orders(1), ZERO), why=why))
             if curves and model.profile_reaches_far_end(self.orders[0], delta, level):
                 parts.append(replace(builds(level, True)[0], why=(
                     "the privacy profile's far end is redone in long double")))
@@ -516,7 +519,8 @@ class Accountant:
         that ``_epsilon_tilted`` composes it first; each other order composed coarsely
         (``_deciding``'s screen), as it would have been beside it."""
         first = self.orders[0]
-        out = [(_Side(None, {"order": first}), (0.0, 0.0, math.inf)) if self._order_prvs(first)
+        # (its estimate unknown, taken as inf: _epsilon_tilted tilts the highest estimate first)
+        out = [(_Side(None, {"order": first}), (0.0, math.inf, math.inf)) if self._order_prvs(first)
                else (_Side(None, {"trivial": True}), (0.0, 0.0, 0.0))]
         for o in self.orders[1:]:
             side = self._side(o, level, progress, False, screen=True)

@@ -41,16 +41,9 @@ said; ``python benchmarks/bench_cost.py --primitives`` repeats the stage timings
   0.27 s; long double 0.72 s) and 5 ns per frequency, block and term for the sums (band 1749,
   2685 blocks: 0.46 s; long double 3.9 s, x7 to x8); the band test, 10 to 130 ns per cell.
 
-End to end (``python benchmarks/bench_cost.py``: estimate, then measured seconds in a fresh
-process, load average 3 to 6; the same case measured twice differed by up to 5 times):
-DP-SGD (sigma 1.1, q 0.0043, 14063 steps) at eps_error 1e-6: 12 s against 16 s; eps_error
-1e-4: 4.3 s against 1.4 to 7.5 s; delta 1e-300: 4.1 s against 12 s (0.88 GB against
-0.94; 1.5 s and 0.37 GB before the tilted compositions were priced, ``CostModel.tilted``); sigma 0.1: 2.9 s
-against 3.5 to 9.4 s; 10^9 steps: 6.8 s against 5.4 to 18 s; Laplace x 50 at eps_error 1e-4:
-5.0 s against 4.8 s; a whole window request (curves and the 40-point steps curve) at
-eps_error 1e-4: 28 s against 30 s, at 1e-6: 3 min against 170 s (2.25 GB resident; the
-estimate says 1.9 GB). Peak memory is estimated within 0.4 to 1.5 times the resident peak
-above 100 MB.
+End to end: ``python benchmarks/bench_cost.py`` prices and then runs each case in a fresh
+process; the latest table is in benchmarks/README.md ("Cost estimate against the measured
+cost": every case above a second within 0.44 to 2 times its time).
 """
 from __future__ import annotations
 
@@ -114,6 +107,8 @@ class _Tally:
     grid: int = 0
     #: points of the last grid's (decimated) inverse transform
     out: int = 0
+    #: the mesh scale the last attempt was priced at (pipeline.coarsened's widening)
+    scale: float = 1.0
 
     def add(self, seconds: float, memory: float) -> None:
         self.seconds += seconds
@@ -263,20 +258,26 @@ class CostModel:
 
     def build(self, order: str, err: float, extended: bool = False, scale: float = 1.0,
               counts: tuple[int, ...] | None = None, sweep: int = 0,
-              agg_cap: float = math.inf) -> tuple[Estimate, int]:
+              agg_cap: float = math.inf) -> tuple[Estimate, int, int]:
         """The cost of one composition of ``order`` at error level ``err``, the grid it ends on
         and the length of its (decimated) inverse transform. ``counts`` overrides the rows'
         counts; ``sweep`` > 0 adds that many counts read from it (the steps curve);
         ``agg_cap`` caps the aggregation of the read-out (a tilted composition's)."""
+        return self._build(order, err, extended, scale, counts, sweep, agg_cap)[:3]
+
+    def _build(self, order: str, err: float, extended: bool = False, scale: float = 1.0,
+               counts: tuple[int, ...] | None = None, sweep: int = 0,
+               agg_cap: float = math.inf) -> tuple[Estimate, int, int, float]:
+        """``build``, plus the mesh scale the composition lands on."""
         prvs = self.orders[order]
         if not prvs:
-            return ZERO, 0, 0
+            return ZERO, 0, 0, scale
         pic = self.picture(order)
         counts = tuple(k for _, k in prvs) if counts is None else counts
         k_total = sum(counts)
         if k_total == 0:
-            return ZERO, 0, 0
-        tally = _Tally()
+            return ZERO, 0, 0, scale
+        tally = _Tally(scale=scale)
         plan0 = make_plan(self.eps_error, 1.0, k_total, err)
         tally.grid = max(int(pic.width(counts, plan0.e_w) / plan0.h), *(r.cells(plan0.h) for r in pic.rows))
 
@@ -284,12 +285,13 @@ class CostModel:
             plan = make_plan(self.eps_error, s, k_total, err)
             if agg_cap < plan.agg_max:
                 plan = replace(plan, agg_max=agg_cap)
+            tally.scale = s
             return self._attempt(pic, counts, plan, extended, sweep, tally)
         try:
             n = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale)[0]
         except MemoryError:  # no grid fits: the accountant will say so
-            return Estimate(tally.seconds, tally.peak, tally.grid, "", fits=False), 0, 0
-        return Estimate(tally.seconds, tally.peak, tally.grid, ""), n, tally.out
+            return Estimate(tally.seconds, tally.peak, tally.grid, "", fits=False), 0, 0, tally.scale
+        return Estimate(tally.seconds, tally.peak, tally.grid, ""), n, tally.out, tally.scale
 
     def tilted(self, order: str, err: float, delta: float, passes: int = 1) -> Estimate:
         """``passes`` compositions of ``order`` tilted towards its tail at ``delta`` (tilt.py),
@@ -301,8 +303,9 @@ class CostModel:
             return ZERO
         pic = self.picture(order)
         lam = choose_lambda_for_delta([(r.disc, k) for r, (_, k) in zip(pic.rows, prvs)], delta)
-        est = self.build(order, err, agg_cap=AGG_REL / lam if lam else math.inf)[0]
-        plan = make_plan(self.eps_error, 1.0, sum(k for _, k in prvs), err)
+        est, _, _, scale = self._build(order, err, agg_cap=AGG_REL / lam if lam else math.inf)
+        # (on the mesh the composition lands on: coarsened when the base grid is too large)
+        plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
         cells = sum(r.cells(plan.h) for r in pic.rows)
         work = TILT_CELL_S * sum(max(r.edges(plan), 1.0) for r in pic.rows)
         return replace(est, seconds=passes * (est.seconds + work), bytes=est.bytes + 8.0 * cells)
@@ -361,7 +364,10 @@ class CostModel:
             # decimation: the largest power of two d <= d_max whose cut n / (4 d) lies beyond
             # the kept frequencies (compose._decimation's alias test)
             out = n // (min(d, 1 << max(0, int(math.log2(n / (4 * spread))))) if spread else 1)
-        seconds += (1 + sweep) * (IRFFT_S * out) + sweep * POWER_S * min(n / 2, band or n / 2)
+        # each further count: one power over the frequencies kept (sweep.py cuts each count's
+        # band where its power falls below e^-700) and one inverse transform
+        live_sweep = min(n / 2, band or pic.kept(counts, n * h) or n / 2)
+        seconds += (1 + sweep) * (IRFFT_S * out) + sweep * POWER_S * live_sweep
         memory = max(memory, kept + FINISH_BYTES * out)
         tally.add(seconds, memory)
         tally.out = out

@@ -8,7 +8,10 @@ document's group size (records per person). Before the row is added the dialog s
 each scheme, the certified ε at the document's δ of this training run alone (Shuffled: the
 proven lower bound and the certified upper bound), each computed by the engine's ``compute``
 on its own worker thread (``tasks.TaskRunner``); an edit cancels the running jobs and, after a
-short pause, starts new ones. Applying is one undo step (``apply_helper``).
+short pause, starts new ones. Each is priced first (``view_model.estimate``, milliseconds): one
+above the window's prompt limits (worker.PROMPT_SECONDS, PROMPT_BYTES) is not started; its cell
+says what it would take, and a click on the cell starts it. Applying is one undo step
+(``apply_helper``).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QDialog, QDialog
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..accounting.kinds.base import MAX_GROUP
-from ..accounting.view_model import compute
+from ..accounting.view_model import compute, estimate
 from ..document.model import Document, RowSpec
 from .dpsgd_rows import (HELPER_KINDS, LABELS, MAX_DATASET, SCHEME_TEXT, SCHEME_TIPS, SCHEME_TITLES, SCHEMES,
                          SHUFFLED_KIND, dpsgd_row, dpsgd_schedule, initial_for_row, merged_row,
@@ -33,6 +36,7 @@ from .targets import NEIGHBOURING, check_group_text
 from .tasks import TaskRunner
 from .undo import Editor
 from .widgets import WARN_COLOR, ErrorLabel, field_value, fill, mark
+from .worker import PROMPT_BYTES, PROMPT_SECONDS
 
 __all__ = ["DpSgdDialog", "apply_helper", "HELPER_KINDS", "MAX_DATASET", "SCHEMES", "SHUFFLED_KIND",
            "dpsgd_row", "dpsgd_schedule", "initial_for_row", "settings_for_row", "settings_for_shuffled",
@@ -94,13 +98,15 @@ class DpSgdDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None, initial: dict | None = None,
                  target: str = "a new row", doc: Document | None = None,
-                 compute_fn: Callable | None = None) -> None:
+                 compute_fn: Callable | None = None, estimate_fn: Callable | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("DP-SGD helper")
         self.setMinimumWidth(640)
         self._doc = doc if doc is not None else Document()
         #: the engine's compute (tests inject a fake)
         self._compute = compute_fn or compute
+        #: the engine's cost estimate of a request (tests inject a fake)
+        self._estimate = estimate_fn or estimate
         init = {"dataset": 60000, "batch": 256, "epochs": 60, "sigma": 1.1, **(initial or {})}
         self._sensitivity = init.get("sensitivity", 1.0)
         self._closed = False
@@ -207,6 +213,7 @@ class DpSgdDialog(QDialog):
         hh.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         hh.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         hh.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.cellClicked.connect(self._cell_clicked)
         for r, scheme in enumerate(SCHEMES):
             item = QTableWidgetItem(SCHEME_TITLES[scheme])
             item.setToolTip(SCHEME_TEXT[scheme])
@@ -246,6 +253,8 @@ class DpSgdDialog(QDialog):
         self._rows: dict[str, RowSpec | None] = {}
         self._errors: dict[str, str | None] = {}
         self._pending: set[str] = set()
+        #: schemes priced above the prompt limits, not started: scheme -> their request
+        self._held: dict[str, object] = {}
         self._answers: dict[str, str] = {}
         self._group_error: str | None = None
         self._update()
@@ -364,6 +373,7 @@ class DpSgdDialog(QDialog):
         for runner in self.runners.values():
             runner.discard()
         self._pending = set()
+        self._held = {}
         self._answers = {}
         t = self._doc.targets
         k = self.group_size()
@@ -418,9 +428,47 @@ class DpSgdDialog(QDialog):
                 continue
             relation = scheme_relation(scheme, self._doc.neighbouring, k)
             request = scheme_request(row, relation, self._doc.targets)
-            fn = self._compute
-            self.runners[scheme].start(lambda progress, cancel, r=request: fn(r, progress=progress,
-                                                                                cancel=cancel))
+            try:
+                cost = self._estimate(request)
+            except Exception:  # noqa: BLE001 - the computation itself will say what is wrong
+                cost = None
+            if cost is not None and cost.exceeds(PROMPT_SECONDS, PROMPT_BYTES):
+                self._hold(scheme, request, cost)
+            else:
+                self._run(scheme, request)
+        if self._held and not self._pending:
+            self.comparison_finished.emit()
+
+    def _run(self, scheme: str, request) -> None:
+        fn = self._compute
+        self.runners[scheme].start(lambda progress, cancel, r=request: fn(r, progress=progress, cancel=cancel))
+
+    def _hold(self, scheme: str, request, cost) -> None:
+        """A costly scheme is not started: its cell says what it would take; a click starts it."""
+        self._held[scheme] = request
+        self._pending.discard(scheme)  # (not awaited: it waits for the user)
+        cell = self.table.item(SCHEMES.index(scheme), 1)
+        cell.setText(f"not computed: would take {cost.describe()} (click to compute)")
+        cell.setToolTip(f"{cost.why}. Click to compute it anyway; a larger accuracy value (ε error) "
+                        "in the Targets is quicker." if cost.why else "Click to compute it anyway.")
+        cell.setForeground(QColor(WARN_COLOR))
+        self._fit_table()
+
+    def _cell_clicked(self, r: int, _column: int) -> None:
+        scheme = SCHEMES[r] if 0 <= r < len(SCHEMES) else None
+        request = self._held.pop(scheme, None)
+        if request is None or self._closed:
+            return
+        cell = self.table.item(r, 1)
+        cell.setText("computing…")
+        cell.setToolTip("")
+        cell.setForeground(QColor("#000"))
+        self._pending.add(scheme)
+        self._run(scheme, request)
+
+    def held(self) -> tuple[str, ...]:
+        """The schemes priced above the prompt limits and waiting for a click."""
+        return tuple(self._held)
 
     def _answered(self, scheme: str, text: str, tip: str | None = None, failed: bool = False) -> None:
         if scheme not in self._pending:

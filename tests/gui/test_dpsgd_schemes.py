@@ -68,10 +68,10 @@ class FakeEngine:
 def make(qtbot):
     dialogs = []
 
-    def make_(initial=None, doc=None, engine=None, target="a new row"):
+    def make_(initial=None, doc=None, engine=None, target="a new row", estimate=None):
         doc = doc or Document(targets=Targets(1e-6, 1.0, 0.05))
         engine = engine or FakeEngine()
-        dialog = DpSgdDialog(None, {**CHUA, **(initial or {})}, target, doc, engine)
+        dialog = DpSgdDialog(None, {**CHUA, **(initial or {})}, target, doc, engine, estimate)
         qtbot.addWidget(dialog)
         dialogs.append(dialog)
         return dialog, engine
@@ -204,6 +204,30 @@ def test_an_engine_failure_shows_in_its_cell_only(qtbot, make):
     assert answers["poisson"] == "≤ 0.47"
     dialog.set_scheme("shuffled")
     assert dialog.row() is not None  # the row itself is fine; only its comparison is missing
+
+
+def test_a_costly_scheme_is_priced_and_waits_for_a_click(qtbot, make):
+    from prvgui.accounting.estimate import Estimate
+    from prvgui.accounting.view_model import estimate as real_estimate
+    priced = []
+
+    def estimate(request):
+        priced.append(FakeEngine.scheme_of(request))
+        if FakeEngine.scheme_of(request) == "shuffled":
+            return Estimate(150.0, 3e9, 10**9, "accuracy 0.05 needs a grid of 1.0 billion points")
+        return real_estimate(request)  # the real estimate of the other schemes: cheap
+    dialog, engine = make(estimate=estimate)
+    answers = compare(qtbot, dialog)
+    assert sorted(priced) == sorted(SCHEMES)
+    assert answers["poisson"] == "≤ 0.47" and answers["fixed_size"] == "≤ 0.93"
+    cell = dialog.table.item(SCHEMES.index("shuffled"), 1)
+    assert cell.text() == "not computed: would take about 2 min and 3.0 GB (click to compute)"
+    assert "1.0 billion points" in cell.toolTip()
+    assert "shuffled" not in engine.by_scheme() and dialog.held() == ("shuffled",)
+    with qtbot.waitSignal(dialog.comparison_finished, timeout=TIMEOUT):
+        dialog.table.cellClicked.emit(SCHEMES.index("shuffled"), 1)
+    assert dialog.answers()["shuffled"] == "between 6.04 and 9.5" and dialog.held() == ()
+    assert "shuffled" in engine.by_scheme()
 
 
 def test_closing_stops_the_workers(qtbot, make):
