@@ -1,4 +1,4 @@
-"""The cost estimate (prvgui/accounting/cost.py) against measured time and memory.
+"""The cost estimate (prvgui/accounting/numerics/pricing.py) against measured time and memory.
 
 Run by hand:  python benchmarks/bench_cost.py [--quick] [--only NAME] [--primitives]
 
@@ -44,7 +44,7 @@ QUICK = ("dpsgd-default", "dpsgd-eps1e-3", "dpsgd-sigma0.3", "dpsgd-count1e6", "
 CHILD = r"""
 import json, resource, sys, time
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
-from prvgui.accounting.accountant import Accountant
+from prvgui.accounting.queries.accountant import Accountant
 from prvgui.accounting import view_model as vm
 from prvgui import api
 spec, eps_error, delta, mode = json.loads(sys.argv[1])
@@ -90,8 +90,8 @@ def primitives() -> None:
 
     import numpy as np
 
-    from prvgui.accounting import compose
-    from prvgui.accounting.discretize import DiscretePRV, discretize
+    from prvgui.accounting.numerics import compose
+    from prvgui.accounting.numerics.discretize import DiscretePRV, discretize
     from prvgui.accounting.mechanisms import Neighbouring, SubsampledGaussian
 
     def best(fn, *args, rep=3):

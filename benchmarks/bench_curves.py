@@ -32,13 +32,13 @@ sys.path.insert(0, str(ROOT))
 
 from prvgui import api  # noqa: E402
 try:  # absent before issue 13 (the script also times older code)
-    from prvgui.accounting import reuse  # noqa: E402
+    from prvgui.accounting.numerics import reuse  # noqa: E402
 except ImportError:
     reuse = None
-from prvgui.accounting.accountant import Accountant  # noqa: E402
-from prvgui.accounting.calibrate import calibrate  # noqa: E402
-from prvgui.accounting.pipeline import error_level  # noqa: E402
-from prvgui.accounting.view_model import steps_counts  # noqa: E402
+from prvgui.accounting.queries.accountant import Accountant  # noqa: E402
+from prvgui.accounting.queries.calibrate import calibrate  # noqa: E402
+from prvgui.accounting.numerics.pipeline import error_level  # noqa: E402
+from prvgui.engine.view_model import steps_counts  # noqa: E402
 
 
 def timed(fn, repeats: int, cold: bool, setup=None) -> float:

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import references as ref  # noqa: E402
 from prvgui.accounting import Accountant, Gaussian, RandomizedResponse, Row, SubsampledGaussian  # noqa: E402
-from prvgui.accounting import reuse  # noqa: E402
+from prvgui.accounting.numerics import reuse  # noqa: E402
 
 
 def _gauss(mu: float, delta: float) -> float:

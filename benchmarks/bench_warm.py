@@ -30,9 +30,9 @@ Q, SIGMA, DELTA = 0.01, 0.8, 1e-5
 
 
 def _fresh():
-    """Forget the rows' discretisations kept between queries (accounting/reuse.py): every timed
+    """Forget the rows' discretisations kept between queries (accounting/numerics/reuse.py): every timed
     call answers a question the engine has not seen, as the peers do."""
-    from prvgui.accounting import reuse
+    from prvgui.accounting.numerics import reuse
     reuse.clear()
 
 

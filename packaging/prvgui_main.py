@@ -5,5 +5,5 @@ import sys
 from prvgui.cli import main
 
 if __name__ == "__main__":
-    multiprocessing.freeze_support()  # the window's engine process (engine_host.py) is spawned
+    multiprocessing.freeze_support()  # the window's engine process (engine/host.py) is spawned
     sys.exit(main())

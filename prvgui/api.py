@@ -23,9 +23,9 @@ import warnings
 import math
 from dataclasses import dataclass, field
 
-from .accounting.accountant import Accountant
-from .accounting.certified import CertifiedUpper
-from .accounting.profile import Bounds
+from .accounting.queries.accountant import Accountant
+from .accounting.queries.certified import CertifiedUpper
+from .accounting.core.values import Bounds
 from .document import fileio
 from .document.model import Composition
 
@@ -119,10 +119,10 @@ class Answer:
 
 def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float | None = None) -> Answer:
     """Epsilon at delta ``at`` (``want_eps``) or delta at epsilon ``at``: the whole answer."""
-    from .accounting import bracket as _bracket
-    from .accounting.certified import best_upper
-    from .accounting.comparisons import compare_delta, compare_epsilon
-    from .accounting.view_model import part_failure_text, untight_note
+    from .accounting.queries import bracket as _bracket
+    from .accounting.queries.certified import best_upper
+    from .accounting.queries.comparisons import compare_delta, compare_epsilon
+    from .engine.view_model import part_failure_text, untight_note
     comp = _composition(comp)
     acc = accountant(comp, eps_error)
     err = acc.eps_error
@@ -163,7 +163,7 @@ def epsilon(comp: Composition | dict, delta: float | None = None, eps_error: flo
 
 def delta(comp: Composition | dict, epsilon: float, eps_error: float | None = None) -> Answer:
     """The whole answer for delta at ``epsilon`` (``Answer``; ``asked`` is "delta")."""
-    from .accounting.validate import check_epsilon
+    from .accounting.core.validate import check_epsilon
     a = query(comp, False, check_epsilon(epsilon), eps_error)
     _warn_all(a)
     return a

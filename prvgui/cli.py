@@ -150,7 +150,7 @@ def _fmt(x: float) -> str:
 def _inputs(args):
     """(composition, delta, eps_error, engine rows) from the file and the flags that override it."""
     from . import api
-    from .accounting.validate import check_delta, check_eps_error
+    from .accounting.core.validate import check_delta, check_eps_error
     comp = api.load(args.file)
     delta = getattr(args, "delta", None)
     delta = comp.targets.delta if delta is None else check_delta(delta, "--delta")
@@ -166,7 +166,7 @@ def _check_cost(estimate, args) -> None:
     """Print the estimate (``estimate()``) when it is large; raise OverLimit when it is over a
     limit. An estimate that fails says so and lets the work go ahead (the work reports its own
     errors)."""
-    from .accounting.estimate import format_bytes
+    from .accounting.core.cost import format_bytes
     try:
         est = estimate()
     except (ArithmeticError, MemoryError, ValueError) as exc:
@@ -191,7 +191,7 @@ def _check_cost(estimate, args) -> None:
 def _query(args, want_eps: bool) -> int:
     """``epsilon`` (want_eps) or ``delta``: the API's whole answer (api.query), printed."""
     from . import api
-    from .accounting.validate import check_epsilon
+    from .accounting.core.validate import check_epsilon
     comp, delta, err, _ = _inputs(args)
     x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")
     acc = api.accountant(comp, err)
@@ -233,7 +233,7 @@ def _query(args, want_eps: bool) -> int:
 
 
 def _run_curve(args) -> int:
-    from .accounting.view_model import PART_TITLES, Request, compute, estimate, failure
+    from .engine.view_model import PART_TITLES, Request, compute, estimate, failure
     from .document.export import curve_csv_text
     from .document.fileio import atomic_write
     doc, delta, err, rows = _inputs(args)
@@ -271,8 +271,8 @@ def _row_range(rows, typed: int) -> str:
 
 
 def _run_calibrate(args) -> int:
-    from .accounting.calibrate import calibrate
-    from .accounting.validate import check_number
+    from .accounting.queries.calibrate import calibrate
+    from .accounting.core.validate import check_number
     comp, delta, err, rows = _inputs(args)
     if not rows:
         raise ValueError("the composition has no rows")
@@ -300,7 +300,7 @@ def _print_calibration(args, c, what: str) -> int:
 
 
 def _run_calibrate_risk(args, comp, err, rows) -> int:
-    from .accounting.risk_calibrate import calibrate_risk, check_risk_target
+    from .accounting.queries.risk_calibrate import calibrate_risk, check_risk_target
     a, t = check_risk_target(*args.tpr_at_fpr, fpr_label="--tpr-at-fpr A", tpr_label="--tpr-at-fpr T")
     c = calibrate_risk(rows, args.row, args.parameter, a, t, err, relation=comp.relation)
     return _print_calibration(args, c, f"  gives the best attack a true-positive rate <= {c.tpr.upper:.6g} "
@@ -308,7 +308,7 @@ def _run_calibrate_risk(args, comp, err, rows) -> int:
 
 
 def _run_risk(args) -> int:
-    from .accounting.risk import DEFAULT_FPRS, risk
+    from .accounting.queries.risk import DEFAULT_FPRS, risk
     comp, _, err, rows = _inputs(args)
     res = risk(rows, args.fpr or DEFAULT_FPRS, comp.relation, err)
     if args.json:
@@ -323,7 +323,7 @@ def _run_risk(args) -> int:
 
 def _run_report(args) -> int:
     """``report``: compute what the window shows, then write it as HTML or PDF (atomically)."""
-    from .accounting.view_model import compute, estimate
+    from .engine.view_model import compute, estimate
     from .report.model import gather, request_for
     from .report.output import check_target, report_format, write_report
     report_format(args.out, "--out")  # before any work: a bad name or folder fails at once
@@ -351,10 +351,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         from .tuning import tuned_startup
         with tuned_startup():
-            from .accounting.calibrate import Infeasible
+            from .accounting.queries.calibrate import Infeasible
         argv = sys.argv[1:]
     else:
-        from .accounting.calibrate import Infeasible
+        from .accounting.queries.calibrate import Infeasible
     argv = list(argv)
     try:
         if argv and argv[0] in SUBCOMMANDS:

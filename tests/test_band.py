@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from prvgui.accounting import Gaussian, Laplace, PureDP, RandomizedResponse, SubsampledGaussian, SubsampledLaplace
-from prvgui.accounting import compose as cmp
-from prvgui.accounting.errors import GridTooLarge
-from prvgui.accounting.band import band_limit, low_dft
-from prvgui.accounting.compose import compose, power, row_spectrum
-from prvgui.accounting.discretize import discretize
+from prvgui.accounting.numerics import compose as cmp
+from prvgui.accounting.core.errors import GridTooLarge
+from prvgui.accounting.numerics.band import band_limit, low_dft
+from prvgui.accounting.numerics.compose import compose, power, row_spectrum
+from prvgui.accounting.numerics.discretize import discretize
 
 CASES = [
     (SubsampledGaussian(0.8, 0.01), "remove", 10000, 3e-5, 1179648),
@@ -149,7 +149,7 @@ def test_a_row_not_worth_low_dft_joins_the_band_path_through_its_fft():
     (compose.band_dft) instead of giving up the band (5x slower before), and agrees with the
     full FFT path."""
     from prvgui.accounting import RandomizedResponse, ApproxDP
-    from prvgui.accounting.band import worth_it
+    from prvgui.accounting.numerics.band import worth_it
     k_total = 3000 + 5 + 3 + 1 + 2
     h = 0.0088 * 0.96 * math.sqrt(2 / (k_total * math.log(4e11)))
     rows = [(discretize(SubsampledGaussian(0.7619, 0.01).prv(), h, 1e-16), 3000),
@@ -171,7 +171,7 @@ def test_a_row_not_worth_low_dft_joins_the_band_path_through_its_fft():
 def test_the_band_screen_loses_nothing(c, n):
     """band.may_pay says False only where band_limit's proof would find no band the band path
     can use (none below n / 16 at which some row is worth low_dft)."""
-    from prvgui.accounting.band import may_pay, tv_band, worth_it
+    from prvgui.accounting.numerics.band import may_pay, tv_band, worth_it
     k_total = c + 5 + 3 + 1
     h = 0.0092 * math.sqrt(2 / (k_total * 27))
     rows = [(discretize(SubsampledGaussian(0.8, 0.01).prv(), h, 1e-16), c),
@@ -192,8 +192,8 @@ def test_the_band_screen_loses_nothing(c, n):
 def test_sparse_dft_is_within_its_bound_of_the_exact_sum(cells, nz, n, band, seed):
     # a row whose mass sits in a few cells (atoms), against the sum in 40-digit arithmetic
     import mpmath
-    from prvgui.accounting.band import sparse_dft
-    from prvgui.accounting.discretize import DiscretePRV
+    from prvgui.accounting.numerics.band import sparse_dft
+    from prvgui.accounting.numerics.discretize import DiscretePRV
     rng = np.random.default_rng(seed)
     band = min(band, n // 2)
     idx = rng.choice(cells, min(nz, cells), replace=False)
@@ -213,7 +213,7 @@ def test_sparse_dft_is_within_its_bound_of_the_exact_sum(cells, nz, n, band, see
 
 def test_a_row_of_two_atoms_is_summed_directly_on_the_band():
     # randomized response's two atoms lie thousands of empty cells apart on a fine mesh
-    from prvgui.accounting.band import sparse_worth
+    from prvgui.accounting.numerics.band import sparse_worth
     d = discretize(RandomizedResponse(1.0).prv("remove"), 2e-4, 1e-12, 1 << 24)
     nz = int(np.count_nonzero(d.pmf))
     assert nz == 2 and d.pmf.size > 5000 and sparse_worth(432000, 940, nz, d.pmf.size)

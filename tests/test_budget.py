@@ -4,7 +4,7 @@ import math
 import pytest
 
 from prvgui.accounting import Accountant, Laplace, PureDP, Row, SubsampledGaussian
-from prvgui.accounting.budget import budget_status, filter_value
+from prvgui.accounting.queries.budget import budget_status, filter_value
 
 
 def test_prv_headroom_is_exact_count():

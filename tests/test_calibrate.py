@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prvgui.accounting import Accountant, Gaussian, Laplace, PureDP, Row, SubsampledGaussian
-from prvgui.accounting.calibrate import Infeasible, calibrate
+from prvgui.accounting.queries.calibrate import Infeasible, calibrate
 from prvgui.cli import main
 
 import references as ref
@@ -121,6 +121,6 @@ def test_the_answer_is_the_number_people_read_and_it_is_certified(param, mech, r
     assert float(f"{c.value:.6g}") == c.value
     again = Accountant([Row(replace(mech, **{param: c.value}), 2000)]).epsilon(1e-5)
     assert again == c.epsilon and again.upper <= 1.0
-    from prvgui.accounting.calibrate import round_private
+    from prvgui.accounting.queries.calibrate import round_private
     assert round_private(0.9702555982168302, increasing=False) == 0.970256
     assert round_private(0.004266666666666667, increasing=True) == 0.00426666

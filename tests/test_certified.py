@@ -4,9 +4,9 @@ import json
 import math
 
 from prvgui.accounting import Accountant, Gaussian, Laplace, PureDP, Row, SubsampledGaussian
-from prvgui.accounting.certified import best_upper
-from prvgui.accounting.comparisons import compare_delta, compare_epsilon
-from prvgui.accounting.view_model import Request, compute
+from prvgui.accounting.queries.certified import best_upper
+from prvgui.accounting.queries.comparisons import compare_delta, compare_epsilon
+from prvgui.engine.view_model import Request, compute
 from prvgui.cli import main
 from prvgui.document import RowSpec, dumps
 from prvgui.document.model import Document, Targets

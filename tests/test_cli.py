@@ -140,7 +140,7 @@ def test_cli_does_not_import_qt(tmp_path):
 
 
 def test_core_packages_do_not_import_qt():
-    code = ("import sys, prvgui.accounting, prvgui.accounting.view_model, prvgui.document, "
+    code = ("import sys, prvgui.accounting, prvgui.engine.view_model, prvgui.document, "
             "prvgui.document.export; "
             "sys.exit(any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
@@ -154,7 +154,8 @@ DPSGD = [{"kind": "subsampled_gaussian", "sigma": 1.1, "sampling_rate": 0.004266
 @pytest.fixture
 def nothing_composed(monkeypatch):
     """Composing fails the test: a refusal must come before any work."""
-    from prvgui.accounting import accountant, view_model
+    from prvgui.accounting.queries import accountant
+    from prvgui.engine import view_model
 
     def forbidden(*args, **kwargs):
         raise AssertionError("composed before the cost check")
@@ -183,8 +184,8 @@ def test_curves_are_checked_too(tmp_path, capsys, nothing_composed):
 
 
 def test_a_large_estimate_is_printed_before_the_work(monkeypatch, capsys):
-    from prvgui.accounting import accountant
-    from prvgui.accounting.estimate import Estimate
+    from prvgui.accounting.queries import accountant
+    from prvgui.accounting.core.cost import Estimate
     big = Estimate(45.0, 2.1e9, 2 ** 27, "accuracy 1e-06 needs a grid of 134 million points")
     monkeypatch.setattr(accountant.Accountant, "estimate", lambda self, **kw: big)
     assert main(["epsilon", MINIMAL, "--delta", "1e-5", "--json"]) == 0

@@ -10,9 +10,9 @@ import pytest
 import references as ref
 
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
-from prvgui.accounting.pipeline import error_level
-from prvgui.accounting import pipeline as pipeline_mod
-from prvgui.accounting.discretize import coarse_plan, coupling_failure, discretize
+from prvgui.accounting.numerics.pipeline import error_level
+from prvgui.accounting.numerics import pipeline as pipeline_mod
+from prvgui.accounting.numerics.discretize import coarse_plan, coupling_failure, discretize
 from prvgui.accounting.kinds.gaussian import gaussian_prv as gaussian
 from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv as subsampled_gaussian
 

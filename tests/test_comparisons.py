@@ -1,4 +1,4 @@
-"""Tests for prvgui.accounting.comparisons (the older accountants).
+"""Tests for prvgui.accounting.queries.comparisons (the older accountants).
 
 References, each computed independently of the module under test:
 * exact Gaussian epsilon: Balle-Wang delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2),
@@ -20,7 +20,7 @@ from scipy import stats
 from scipy.optimize import brentq
 from scipy.special import ndtr
 
-from prvgui.accounting.comparisons import (
+from prvgui.accounting.queries.comparisons import (
     Comparison, compare_delta, compare_epsilon, epsilon_vs_count, gdp_delta_curve, gdp_mu,
     gdp_tradeoff, rdp_delta_curve)
 from prvgui.accounting.mechanisms import (

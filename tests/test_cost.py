@@ -1,4 +1,4 @@
-"""The cost estimate (accounting/cost.py): it grows with what makes the work grow, it composes
+"""The cost estimate (accounting/numerics/pricing.py): it grows with what makes the work grow, it composes
 nothing, it names why. How close it comes to the measured time is benchmarks/bench_cost.py's
 table (no clock in the tests). Also: progress moves within a long composition."""
 import math
@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from prvgui.accounting import Accountant, Gaussian, Laplace, Row, SubsampledGaussian
-from prvgui.accounting import accountant as acc_mod
-from prvgui.accounting import compose as compose_mod
-from prvgui.accounting import discretize as disc_mod
-from prvgui.accounting import sweep as sweep_mod
-from prvgui.accounting.cost import needs_long_double
-from prvgui.accounting.estimate import Estimate, format_bytes, format_seconds, points
-from prvgui.accounting.view_model import Request, compute, estimate
+from prvgui.accounting.queries import accountant as acc_mod
+from prvgui.accounting.numerics import compose as compose_mod
+from prvgui.accounting.numerics import discretize as disc_mod
+from prvgui.accounting.numerics import sweep as sweep_mod
+from prvgui.accounting.numerics.pricing import needs_long_double
+from prvgui.accounting.core.cost import Estimate, format_bytes, format_seconds, points
+from prvgui.engine.view_model import Request, compute, estimate
 
 
 def dpsgd(count=14063, sigma=1.1, q=0.0042667):
@@ -159,7 +159,7 @@ def test_compute_reports_increasing_fractions(monkeypatch):
 
 
 def test_the_band_path_reports_progress_by_chunks(monkeypatch):
-    from prvgui.accounting import band as band_mod
+    from prvgui.accounting.numerics import band as band_mod
     monkeypatch.setattr(band_mod, "DFT_CHUNK", 1 << 10)
     calls = []
     low_dft = compose_mod.low_dft

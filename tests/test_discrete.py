@@ -22,12 +22,12 @@ import numpy as np
 import pytest
 
 from prvgui.accounting import Accountant, Row, mechanism_from_params
-from prvgui.accounting.discretize import discretize
-from prvgui.accounting.gdp import randomized_response_mu2
+from prvgui.accounting.numerics.discretize import discretize
+from prvgui.accounting.pairs.gdp import randomized_response_mu2
 from prvgui.accounting.kinds.discrete_gaussian import MAX_SIGMA, DiscreteGaussian
 from prvgui.accounting.kinds.discrete_laplace import DiscreteLaplace
-from prvgui.accounting.lattice import exp_neg_quotient, suffix_sums
-from prvgui.accounting.rdp import ORDERS, rr_rdp
+from prvgui.accounting.pairs.lattice import exp_neg_quotient, suffix_sums
+from prvgui.accounting.pairs.rdp import ORDERS, rr_rdp
 from prvgui.document.fileio import FileFormatError, loads_composition
 
 mp.mp.dps = 50
@@ -245,7 +245,7 @@ def test_exact_exponentials_and_tail_sums():
     rng = np.random.default_rng(3)
     j = rng.integers(0, 3000, 200).astype(float)
     sigma = 81.37
-    from prvgui.accounting.lattice import two_prod
+    from prvgui.accounting.pairs.lattice import two_prod
     hi, lo = two_prod(sigma, sigma)
     got = exp_neg_quotient(j * j, 2 * hi, 2 * lo)
     for jj, g in zip(j, got):
@@ -304,7 +304,7 @@ def test_gdp_is_the_moment_matching_approximation():
 def test_calibration_never_overshoots_the_exact_epsilon():
     """The noise calibration returns for a target epsilon keeps the exact epsilon (lattice sums)
     below the target."""
-    from prvgui.accounting.calibrate import calibrate
+    from prvgui.accounting.queries.calibrate import calibrate
     cal = calibrate([Row(DiscreteGaussian(1.0), 5)], 0, "sigma", 2.0, 1e-6)
     assert cal.epsilon.upper <= 2.0 and not cal.at_bound
     assert float(Exact(dg_loss(cal.value, 1, 5)).epsilon(1e-6)) <= 2.0

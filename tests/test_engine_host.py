@@ -1,4 +1,4 @@
-"""The window's engine process (engine_host.py): the same answers as in-process, progress and
+"""The window's engine process (engine/host.py): the same answers as in-process, progress and
 partial answers on the way, cancel, errors and a dead child."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from prvgui.accounting import view_model as vm
-from prvgui.accounting.errors import Cancelled
+from prvgui.engine import view_model as vm
+from prvgui.accounting.core.errors import Cancelled
 from prvgui.accounting.mechanisms import Laplace, Row, SubsampledGaussian
-from prvgui.engine_host import EngineStopped, RemoteEngine, default_engine
+from prvgui.engine.host import EngineStopped, RemoteEngine, default_engine
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_thread_mode_has_no_engine(monkeypatch):
 
 def test_a_child_that_cannot_work_leaves_the_work_to_this_process(monkeypatch):
     eng = RemoteEngine()
-    monkeypatch.setattr("prvgui.engine_host._serve", _die)
+    monkeypatch.setattr("prvgui.engine.host._serve", _die)
     for _ in range(2):
         with pytest.raises(EngineStopped):
             eng.compute(request())

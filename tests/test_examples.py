@@ -5,7 +5,7 @@ import math
 import pytest
 
 import prvgui
-from prvgui.accounting.bracket import has_untight
+from prvgui.accounting.queries.bracket import has_untight
 from prvgui.paths import examples
 
 

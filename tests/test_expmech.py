@@ -22,11 +22,11 @@ import pytest
 
 import references as ref
 from prvgui.accounting import Accountant, RandomizedResponse, Row
-from prvgui.accounting.bracket import epsilon_at_least, poisson_contrast
-from prvgui.accounting.kinds.base import Relation
+from prvgui.accounting.queries.bracket import epsilon_at_least, poisson_contrast
+from prvgui.accounting.core.values import Relation
 from prvgui.accounting.kinds.exponential_mechanism import (ExponentialMechanism, bounded_range_mean,
                                                            bounded_range_prv)
-from prvgui.accounting.view_model import untight_note
+from prvgui.engine.view_model import untight_note
 from prvgui.document import Document, RowSpec, dumps
 
 mp.mp.dps = 40
@@ -150,7 +150,7 @@ def test_tails_hold_the_accuracy_discretize_assumes(eps):
     """As test_prv_contract for the other kinds: the cdf left of the centre to an absolute
     CDF_ULPS ulps, the sf right of it to a relative CDF_ULPS ulps, each at a point within 64 ulps
     (1 + |t|) of t; references (e^{(t - eps)/2} - e^-eps) / (1 - e^-eps) and its complement."""
-    from prvgui.accounting.discretize import CDF_ULPS
+    from prvgui.accounting.numerics.discretize import CDF_ULPS
     c, e, u = bounded_range_prv(eps).cont, mp.mpf(eps), 2.0 ** -53
     ref_cdf = lambda t: (mp.exp((mp.mpf(t) - e) / 2) - mp.exp(-e)) / -mp.expm1(-e)  # noqa: E731
     ref_sf = lambda t: -mp.expm1((mp.mpf(t) - e) / 2) / -mp.expm1(-e)  # noqa: E731
@@ -228,8 +228,8 @@ def test_command_line_reports_the_proven_lower_bound(tmp_path):
 def test_large_counts_the_zcdp_bound_takes_over_in_the_certified_number():
     """k eps^2 large: eps^2/8-zCDP (the RDP comparison) beats the pair's composition, and the best
     certified bound is the smaller of the two; both stay above the best t-pair composition."""
-    from prvgui.accounting.certified import best_upper
-    from prvgui.accounting.comparisons import compare_epsilon
+    from prvgui.accounting.queries.certified import best_upper
+    from prvgui.accounting.queries.comparisons import compare_epsilon
     rows = [Row(ExponentialMechanism(0.1), 1000)]
     b = Accountant(rows).epsilon(1e-6)
     comps = compare_epsilon(rows, 1e-6)
@@ -246,8 +246,8 @@ def test_the_certified_number_is_at_most_randomized_response(eps, k):
     it is well below; for one run the pair's exact epsilon is below RR's but the certificate's
     width (0.02) is larger than the gap (2e-6 at delta 1e-6), so the number is basic
     composition's eps, RR's value up to that gap."""
-    from prvgui.accounting.certified import best_upper
-    from prvgui.accounting.comparisons import compare_epsilon
+    from prvgui.accounting.queries.certified import best_upper
+    from prvgui.accounting.queries.comparisons import compare_epsilon
     rows = [Row(ExponentialMechanism(eps), k)]
     best = best_upper(Accountant(rows).epsilon(1e-6).upper, compare_epsilon(rows, 1e-6))
     rr = ref.rr_kfold_epsilon(eps, k, 1e-6)

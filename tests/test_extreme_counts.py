@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from prvgui.accounting import (Accountant, Gaussian, Laplace, RandomizedResponse, Row,
                                SubsampledLaplace)
-from prvgui.accounting.compose import compose
-from prvgui.accounting.discretize import discretize
-from prvgui.accounting.profile import CertifiedProfile
+from prvgui.accounting.numerics.compose import compose
+from prvgui.accounting.numerics.discretize import discretize
+from prvgui.accounting.numerics.profile import CertifiedProfile
 
 import references as ref
 

@@ -9,17 +9,17 @@ import pytest
 
 from brute_sampling import (composed_delta, fixed_size_batches, hockey_stick, hockey_stick_2d,
                             poisson_batches, shuffled_law, shuffled_partitions, sums_law, value_sets)
-from prvgui.accounting.accountant import Accountant
-from prvgui.accounting.bracket import epsilon_at_least
+from prvgui.accounting.queries.accountant import Accountant
+from prvgui.accounting.queries.bracket import epsilon_at_least
 from prvgui.accounting.kinds._mixtures import GaussianMixturePair
-from prvgui.accounting.kinds.base import Relation
+from prvgui.accounting.core.values import Relation
 from prvgui.accounting.mechanisms import Row
 from prvgui.accounting.kinds.gaussian import Gaussian
 from prvgui.accounting.kinds.laplace import Laplace
 from prvgui.accounting.kinds.shuffled_gaussian import ShuffledGaussian
 from prvgui.accounting.kinds.subsampled_gaussian import SubsampledGaussian, subsampled_gaussian_prv
 from prvgui.accounting.kinds.subsampled_laplace import SubsampledLaplace
-from prvgui.accounting import without_replacement as wr
+from prvgui.accounting.pairs import without_replacement as wr
 
 EPS = np.array([0.0, 0.25, 0.5, 1.0, 2.0, 3.0])
 #: the harness's own round-off: cell masses are differences of cdf values (each within ~1e-16)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from prvgui.accounting import Laplace, PureDP, SubsampledGaussian, SubsampledLaplace
-from prvgui.accounting.compose import compose
-from prvgui.accounting.discretize import discretize
+from prvgui.accounting.numerics.compose import compose
+from prvgui.accounting.numerics.discretize import discretize
 
 
 def tail_sums(c, eps):

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 from prvgui.accounting.kinds import KINDS
 from prvgui.accounting.kinds.base import Choice, Points, Vector
 from prvgui.accounting.mechanisms import Row
-from prvgui.accounting.view_model import Request, compute, published
+from prvgui.engine.view_model import Request, compute, published
 
 EXAMPLES = int(os.environ.get("PRVGUI_SPACE_EXAMPLES", "25"))
 #: CI draws the same examples every run (a random draw could turn a run red by chance); a large

@@ -14,9 +14,10 @@ import pytest
 
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
 from prvgui.accounting import kinds as kinds_pkg
-from prvgui.accounting.calibrate import parameters_for, search_spec
-from prvgui.accounting.kinds.base import Choice, Neighbouring, Points, Vector
-from prvgui.accounting.validate import check_number
+from prvgui.accounting.queries.calibrate import parameters_for, search_spec
+from prvgui.accounting.kinds.base import Choice, Points, Vector
+from prvgui.accounting.core.values import Neighbouring
+from prvgui.accounting.core.validate import check_number
 from prvgui.accounting.mechanisms import MECHANISM_KINDS, mechanism_from_params
 from prvgui.document import KIND_TITLES, RowSpec, dumps, loads
 from prvgui.document.model import Document, Targets

@@ -11,9 +11,9 @@ import pytest
 from prvgui.accounting.kinds.base import Choice, Points, Vector
 
 from prvgui.accounting import Accountant, Row
-from prvgui.accounting.comparisons import compare_delta, compare_epsilon
+from prvgui.accounting.queries.comparisons import compare_delta, compare_epsilon
 from prvgui.accounting.mechanisms import MECHANISM_KINDS, mechanism_from_params
-from prvgui.accounting.validate import NumberError, check_delta, check_eps_error, check_epsilon, range_text
+from prvgui.accounting.core.validate import NumberError, check_delta, check_eps_error, check_epsilon, range_text
 from prvgui.cli import main
 from prvgui.document.fileio import FileFormatError, loads
 from prvgui.document.model import RowSpec

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from prvgui.accounting import Accountant, Row, SubsampledGaussian, SubsampledLaplace
-from prvgui.accounting import mixture as mx
-from prvgui.accounting import mixture_laplace as ml
-from prvgui.accounting.discretize import CDF_ULPS, discretize
+from prvgui.accounting.pairs import mixture as mx
+from prvgui.accounting.pairs import mixture_laplace as ml
+from prvgui.accounting.numerics.discretize import CDF_ULPS, discretize
 from prvgui.accounting.kinds.base import Mechanism, Param, param
 from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv
 from prvgui.accounting.kinds.subsampled_laplace import subsampled_laplace_prv
-from prvgui.accounting.mixture_rdp import mixture_rdp
-from prvgui.accounting.prv import TRIVIAL
+from prvgui.accounting.pairs.mixture_rdp import mixture_rdp
+from prvgui.accounting.pairs.prv import TRIVIAL
 
 U = 2.0 ** -53
 DPS = 50
@@ -576,7 +576,7 @@ def test_rdp_closed_forms_and_degenerate_inputs():
 
 def test_rdp_fallback_is_an_upper_bound(monkeypatch):
     """Without quadrature (MAX_PANELS = 0) the joint-convexity bound is used: never below."""
-    from prvgui.accounting import mixture_rdp as mr
+    from prvgui.accounting.pairs import mixture_rdp as mr
     cases = [(p, 1.0, 0.1, 3, lap) for p in ("remove", "add", "replace") for lap in (False, True)]
     full = [mr.mixture_rdp(*c[:4], INT_ORDERS, laplace=c[4]) for c in cases]
     monkeypatch.setattr(mr, "MAX_PANELS", 0)

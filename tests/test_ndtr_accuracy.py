@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
-from prvgui.accounting.discretize import CDF_ULPS
+from prvgui.accounting.numerics.discretize import CDF_ULPS
 
 U = 2.0 ** -53
 #: the certificate's constant must exceed the measured error at least this many times

@@ -4,11 +4,11 @@ import math
 import pytest
 
 import prvgui
-from prvgui.accounting import view_model
-from prvgui.accounting.accountant import Accountant
-from prvgui.accounting.certified import best_upper
+from prvgui.engine import view_model
+from prvgui.accounting.queries.accountant import Accountant
+from prvgui.accounting.queries.certified import best_upper
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
-from prvgui.accounting.view_model import Request, bracket_shown, compute, failure, failure_notes, published
+from prvgui.engine.view_model import Request, bracket_shown, compute, failure, failure_notes, published
 from prvgui.document.export import setting_text
 
 DPSGD = Row(mechanism_from_params("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01}), 100)

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 
 import references as ref
 from prvgui.accounting import Accountant, Row
-from prvgui.accounting.comparisons import compare_epsilon
-from prvgui.accounting.kinds.base import Relation
+from prvgui.accounting.queries.comparisons import compare_epsilon
+from prvgui.accounting.core.values import Relation
 from prvgui.accounting.kinds.pmf_pair import PmfPair
 from prvgui.accounting.kinds.randomized_response import RandomizedResponse
-from prvgui.accounting.validate import NumberError
+from prvgui.accounting.core.validate import NumberError
 from prvgui.document.fileio import FileFormatError, loads_composition
 
 mp.mp.dps = 40
@@ -229,5 +229,5 @@ def test_limits_and_versions():
 
 
 def test_lists_are_never_searched_by_calibration():
-    from prvgui.accounting.calibrate import parameters_for
+    from prvgui.accounting.queries.calibrate import parameters_for
     assert parameters_for("pmf_pair") == ["count"] and parameters_for("privacy_profile") == ["count"]

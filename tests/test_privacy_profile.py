@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from prvgui.accounting import Accountant, Row
 from prvgui.accounting.kinds.approx_dp import ApproxDP
-from prvgui.accounting.kinds.base import Relation
+from prvgui.accounting.core.values import Relation
 from prvgui.accounting.kinds.privacy_profile import PrivacyProfile
-from prvgui.accounting.profile_pair import implied_points
-from prvgui.accounting.validate import NumberError
+from prvgui.accounting.pairs.profile_pair import implied_points
+from prvgui.accounting.core.validate import NumberError
 from prvgui.document.fileio import FileFormatError, loads_composition
 
 import references as ref

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import references as ref
 from prvgui.accounting import Accountant, ApproxDP, Row
 from prvgui.accounting.kinds.approx_dp import approx_dp_prv
-from prvgui.accounting.profile_pair import MAX_POINTS, check_points, profile_delta, profile_prv
+from prvgui.accounting.pairs.profile_pair import MAX_POINTS, check_points, profile_delta, profile_prv
 
 
 def implied_tradeoff(points, alpha):

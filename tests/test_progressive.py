@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from prvgui.accounting import reuse
-from prvgui.accounting.errors import Cancelled
+from prvgui.accounting.numerics import reuse
+from prvgui.accounting.core.errors import Cancelled
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
-from prvgui.accounting.view_model import CURVES, PARTS, Request, compute
+from prvgui.engine.view_model import CURVES, PARTS, Request, compute
 
 ROWS = (Row(mechanism_from_params("subsampled_gaussian", {"sigma": 0.9, "sampling_rate": 0.01}), 200),
         Row(mechanism_from_params("laplace", {"scale": 10.0}), 3))

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from prvgui.accounting import (Accountant, ApproxDP, Gaussian, Laplace, PureDP, Row, SubsampledGaussian,
                                SubsampledLaplace)
-from prvgui.accounting.pipeline import error_level
+from prvgui.accounting.numerics.pipeline import error_level
 
 import references as ref
 

@@ -7,7 +7,7 @@ from scipy import integrate, stats
 
 from prvgui.accounting import (ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse,
                                SubsampledGaussian, SubsampledLaplace)
-from prvgui.accounting.discretize import discretize
+from prvgui.accounting.numerics.discretize import discretize
 
 import references as ref
 
@@ -80,7 +80,7 @@ def test_direct_delta_matches_closed_forms(eps):
 
 def test_written_out_gauss_legendre_rule_is_numpys():
     import numpy as np
-    from prvgui.accounting.prv import _GL_W, _GL_X
+    from prvgui.accounting.pairs.prv import _GL_W, _GL_X
     x, w = np.polynomial.legendre.leggauss(16)
     assert np.array_equal(_GL_X, x) and np.array_equal(_GL_W, w)
 
@@ -137,7 +137,7 @@ def test_cdf_and_sf_hold_the_accuracy_discretize_assumes(kind, params, order):
     both."""
     import mpmath as mp
 
-    from prvgui.accounting.discretize import CDF_ULPS
+    from prvgui.accounting.numerics.discretize import CDF_ULPS
     from prvgui.accounting.kinds.gaussian import gaussian_prv
     from prvgui.accounting.kinds.laplace import laplace_prv
     from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import references as ref
 from prvgui.accounting import Accountant, ApproxDP, Gaussian, Laplace, PureDP, Row, SubsampledGaussian
 from prvgui.accounting.kinds.approx_dp import group_delta
-from prvgui.accounting.kinds.base import Relation
+from prvgui.accounting.core.values import Relation
 from prvgui.document.fileio import FileFormatError, loads_composition
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

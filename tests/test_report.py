@@ -18,7 +18,7 @@ import pytest
 from scipy.stats import norm
 
 from prvgui import __version__
-from prvgui.accounting.view_model import compute
+from prvgui.engine.view_model import compute
 from prvgui.cli import main
 from prvgui.document.model import Composition
 from prvgui.report import html, svg

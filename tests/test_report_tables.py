@@ -9,7 +9,7 @@ import re
 import pytest
 from hypothesis import given, strategies as st
 
-from prvgui.accounting.view_model import compute
+from prvgui.engine.view_model import compute
 from prvgui.document.model import Composition
 from prvgui.report.model import request_for
 from prvgui.report.numbers import fmt_bound

@@ -9,10 +9,10 @@ import threading
 import numpy as np
 import pytest
 
-from prvgui.accounting import reuse
-from prvgui.accounting.accountant import Accountant
+from prvgui.accounting.numerics import reuse
+from prvgui.accounting.queries.accountant import Accountant
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
-from prvgui.accounting.view_model import CURVES, Request, compute
+from prvgui.engine.view_model import CURVES, Request, compute
 
 
 def mech(kind: str, **params):
@@ -140,7 +140,7 @@ def test_the_least_recently_used_goes_first(monkeypatch):
 
 
 def test_a_kept_discretisation_keeps_its_cumulant_bounds_while_it_is_kept(monkeypatch):
-    from prvgui.accounting.window import LAMBDAS, PreparedRow, _cgf_bounds, cgf_blocks
+    from prvgui.accounting.numerics.window import LAMBDAS, PreparedRow, _cgf_bounds, cgf_blocks
     prv = reuse.prv_of(mech("laplace", scale=5.0), "remove")
     d = reuse.discretized(prv, 1e-3, 1e-10, 10**7, (0.0, 1))
     p = reuse.prepared(d)

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import norm
 
 from prvgui.accounting import Gaussian, PureDP, Row
-from prvgui.accounting.risk import risk
+from prvgui.accounting.queries.risk import risk
 
 FPRS = (0.001, 0.01, 0.05, 0.1, 0.5)
 
@@ -67,7 +67,7 @@ def test_the_noise_read_out_is_the_95_percent_interval_of_the_noise():
     from scipy.stats import laplace
 
     from prvgui.accounting import Laplace, RandomizedResponse, SubsampledGaussian
-    from prvgui.accounting.view_model import Request, compute
+    from prvgui.engine.view_model import Request, compute
     assert Gaussian(2.5).noise_halfwidth(0.95)[0] == pytest.approx(norm.interval(0.95, scale=2.5)[1], rel=1e-12)
     assert Laplace(0.7).noise_halfwidth(0.9)[0] == pytest.approx(laplace.interval(0.9, scale=0.7)[1], rel=1e-12)
     assert RandomizedResponse(1.0).noise_halfwidth() is None

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 from prvgui.accounting import Gaussian, Row, SubsampledGaussian
-from prvgui.accounting.calibrate import Infeasible
-from prvgui.accounting.risk import risk
-from prvgui.accounting.risk_calibrate import calibrate_risk
+from prvgui.accounting.queries.calibrate import Infeasible
+from prvgui.accounting.queries.risk import risk
+from prvgui.accounting.queries.risk_calibrate import calibrate_risk
 from prvgui.cli import main
 
 

@@ -1,4 +1,4 @@
-"""The max-statistic lower bound for DP-SGD with shuffled batches (accounting/shuffle.py).
+"""The max-statistic lower bound for DP-SGD with shuffled batches (accounting/pairs/shuffle.py).
 
 References, each independent of the module: the attack's threshold formula by direct 1-D
 optimisation (``single_epoch_delta_lower``, no loss and no inversion), mpmath integrals of
@@ -17,11 +17,11 @@ from scipy import optimize
 from scipy.special import log_ndtr
 
 from prvgui.accounting import Accountant, Row, SubsampledGaussian
-from prvgui.accounting.discretize import CDF_ULPS, discretize
+from prvgui.accounting.numerics.discretize import CDF_ULPS, discretize
 from prvgui.accounting.kinds.base import Mechanism, Param, param
 from prvgui.accounting.kinds.gaussian import gaussian_prv
-from prvgui.accounting.prv import TRIVIAL
-from prvgui.accounting.shuffle import max_statistic_prv, single_epoch_delta_lower
+from prvgui.accounting.pairs.prv import TRIVIAL
+from prvgui.accounting.pairs.shuffle import max_statistic_prv, single_epoch_delta_lower
 
 import references as ref
 from shuffle_reference import MaxPair

@@ -19,12 +19,13 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from prvgui.accounting import Accountant, Row, clones
-from prvgui.accounting.comparisons import compare_epsilon
-from prvgui.accounting.kinds.base import Relation
+from prvgui.accounting import Accountant, Row
+from prvgui.accounting.pairs import clones
+from prvgui.accounting.queries.comparisons import compare_epsilon
+from prvgui.accounting.core.values import Relation
 from prvgui.accounting.kinds.shuffle_model import ClonePair, ShuffleModel
 from prvgui.accounting.mechanisms import mechanism_from_params
-from prvgui.accounting.rdp import rr_rdp
+from prvgui.accounting.pairs.rdp import rr_rdp
 from prvgui.document import dumps
 from prvgui.document.fileio import FileFormatError, loads_composition
 from prvgui.document.model import Document, RowSpec
@@ -342,7 +343,7 @@ def test_comparisons_rdp_is_a_valid_upper_bound():
 
 
 def test_calibrating_the_local_epsilon_never_overshoots():
-    from prvgui.accounting.calibrate import calibrate
+    from prvgui.accounting.queries.calibrate import calibrate
     cal = calibrate([Row(ShuffleModel(1.0, 1000), 1)], 0, "epsilon0", 1.0, 1e-6, 0.02,
                     relation=Relation(REPLACE))
     assert cal.epsilon.upper <= 1.0 and 1.5 < cal.value < 50.0  # amplified: eps0 well above 1
@@ -351,7 +352,7 @@ def test_calibrating_the_local_epsilon_never_overshoots():
 
 def test_the_composed_pld_is_drawn_as_a_density():
     """Thousands of atoms closer than the mesh: the plot shows a density, not one merged atom."""
-    from prvgui.accounting.view_model import Request, compute
+    from prvgui.engine.view_model import Request, compute
     res = compute(Request((Row(ShuffleModel(2.0, 10**5), 5),), 1e-6, 0.5, 0.01, REPLACE,
                           profile_points=0, tradeoff_points=0))
     dens = res.pld.columns["density"]
@@ -365,7 +366,8 @@ def test_the_proven_lower_bound_is_shuffled_randomized_response_below_the_clone_
     upper bound, and the accountant's lower bound for it is at most that exact value."""
     import mpmath as mp
 
-    from prvgui.accounting import Accountant, Row, bracket
+    from prvgui.accounting import Accountant, Row
+    from prvgui.accounting.queries import bracket
     from prvgui.accounting.kinds.shuffle_model import ShuffleModel
     e0, n, eps = 2.0, 60, 0.5
     mp.mp.dps = 40

@@ -9,9 +9,9 @@ import pytest
 
 import references as ref
 from prvgui.accounting import Accountant, Row, SubsampledGaussian
-from prvgui.accounting import bracket
+from prvgui.accounting.queries import bracket
 from prvgui.accounting.kinds.shuffled_gaussian import ShuffledGaussian
-from prvgui.accounting.risk import risk
+from prvgui.accounting.queries.risk import risk
 
 
 @pytest.mark.parametrize("sigma,T,epochs", [(0.8, 1000, 1), (2.0, 50, 4)])

@@ -8,11 +8,11 @@ import pytest
 
 import references as ref
 from prvgui.accounting import Accountant, Row
-from prvgui.accounting import sweep as sw
-from prvgui.accounting.accountant import _rows_prvs
+from prvgui.accounting.numerics import sweep as sw
+from prvgui.accounting.queries.accountant import _rows_prvs
 from prvgui.accounting.mechanisms import Laplace, RandomizedResponse, SubsampledGaussian
-from prvgui.accounting.pipeline import error_level
-from prvgui.accounting.reuse import prv_of
+from prvgui.accounting.numerics.pipeline import error_level
+from prvgui.accounting.numerics.reuse import prv_of
 
 
 def exact_delta(count: int, eps: float) -> float:

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 import references as ref
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
-from prvgui.accounting import pipeline as pipeline_mod
-from prvgui.accounting.discretize import _edges, coupling_failure, discretize
+from prvgui.accounting.numerics import pipeline as pipeline_mod
+from prvgui.accounting.numerics.discretize import _edges, coupling_failure, discretize
 from prvgui.accounting.kinds.gaussian import gaussian_prv
 from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv
-from prvgui.accounting.pipeline import make_plan
+from prvgui.accounting.numerics.pipeline import make_plan
 
 TIERS = ((1e-2, 3), (1e-3, 9), (1e-4, 27))
 PRVS = [gaussian_prv(0.05), subsampled_gaussian_prv(0.8, 0.01, "remove"),

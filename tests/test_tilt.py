@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import references as ref
 from prvgui.accounting import Accountant, Gaussian, RandomizedResponse, Row, SubsampledGaussian
-from prvgui.accounting.discretize import DiscretePRV
-from prvgui.accounting.tilt import choose_lambda, tilt_rows
+from prvgui.accounting.numerics.discretize import DiscretePRV
+from prvgui.accounting.numerics.tilt import choose_lambda, tilt_rows
 
 EPS_ERROR = 0.01
 
@@ -65,7 +65,7 @@ def test_dpsgd_at_delta_1e15_is_tight_and_consistent_with_the_plain_pass(k):
     assert any("tilt_lambda" in side for side in acc.error_budget(1e-15))
     plain = Accountant(rows, EPS_ERROR).epsilon(1e-12)  # a resolvable delta: the curve is monotone
     assert b.lower >= plain.lower
-    from prvgui.accounting.comparisons import compare_epsilon
+    from prvgui.accounting.queries.comparisons import compare_epsilon
     assert b.lower <= compare_epsilon(rows, 1e-15)["rdp"].value
 
 
@@ -166,9 +166,9 @@ def test_a_million_steps_go_straight_to_the_tilted_composition():
 def test_a_tilt_that_resolves_nothing_gives_vacuous_bounds():
     """When every composed value lies where e^{L - lambda y} is beyond LOG_CUT, the untilted
     composition is exact nowhere: epsilon's upper end is infinite and delta's upper end is 1."""
-    from prvgui.accounting.compose import Composed
-    from prvgui.accounting.profile import CertifiedProfile
-    from prvgui.accounting.tilt import untilt
+    from prvgui.accounting.numerics.compose import Composed
+    from prvgui.accounting.numerics.profile import CertifiedProfile
+    from prvgui.accounting.numerics.tilt import untilt
     c = Composed(np.array([0.2, 0.5, 0.3]), 0, 0.1, 0.0, 0.0, 1e-15, 1e-12, 0.0, {})
     p = CertifiedProfile(untilt(c, {"lam": 1.0, "L": 1e4, "log_rel": 0.0, "lost": 0.0, "mag": 1e4}), 0.01, 0.0)
     assert math.isinf(p.epsilon(1e-5).upper)
@@ -182,7 +182,7 @@ def test_delta_far_in_the_tail_of_both_orders():
     RDP's bound (a valid upper bound)."""
     rows = [Row(SubsampledGaussian(1.1, 0.004266666666666667), 14063)]
     b = Accountant(rows, EPS_ERROR).delta(50.0)
-    from prvgui.accounting.comparisons import compare_delta
+    from prvgui.accounting.queries.comparisons import compare_delta
     assert 0 < b.lower <= b.estimate <= b.upper < 1.5 * b.lower
     assert b.upper <= compare_delta(rows, 50.0)["rdp"].value
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import prvgui
-from prvgui.accounting.curves import atom_cells
+from prvgui.accounting.queries.curves import atom_cells
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
-from prvgui.accounting.mixture import replace_gaussian_prv
-from prvgui.accounting.view_model import Request, compute
+from prvgui.accounting.pairs.mixture import replace_gaussian_prv
+from prvgui.engine.view_model import Request, compute
 
 
 @given(st.lists(st.floats(0.0, 1.0), min_size=0, max_size=30), st.sampled_from(["some", "all", "none"]))

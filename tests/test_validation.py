@@ -5,7 +5,7 @@ import pytest
 
 from prvgui.accounting import (Accountant, ApproxDP, Gaussian, Laplace, PureDP, Row, SubsampledGaussian,
                                mechanism_from_params)
-from prvgui.accounting.validate import NumberError
+from prvgui.accounting.core.validate import NumberError
 
 BAD = [
     (Gaussian, {"sigma": -1.0}, "sigma", "Noise σ must be at least 0; you typed -1"),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from prvgui.accounting import Gaussian, Laplace, Row, SubsampledGaussian
-from prvgui.accounting.view_model import Cancelled, Request, compute, steps_counts
+from prvgui.engine.view_model import Cancelled, Request, compute, steps_counts
 
 import references as ref
 

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from prvgui.accounting.discretize import discretize
+from prvgui.accounting.numerics.discretize import discretize
 from prvgui.accounting.mechanisms import Laplace, RandomizedResponse, SubsampledGaussian
-from prvgui.accounting.window import PreparedRow, choose_window, choose_windows
+from prvgui.accounting.numerics.window import PreparedRow, choose_window, choose_windows
 
 
 def rows(h: float = 2e-3):

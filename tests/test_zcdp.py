@@ -16,9 +16,9 @@ import pytest
 
 import references as ref
 from prvgui.accounting import Accountant, Gaussian, Row
-from prvgui.accounting.certified import best_upper
-from prvgui.accounting.comparisons import compare_epsilon
-from prvgui.accounting.kinds.base import Relation
+from prvgui.accounting.queries.certified import best_upper
+from prvgui.accounting.queries.comparisons import compare_epsilon
+from prvgui.accounting.core.values import Relation
 from prvgui.accounting.kinds.zcdp import ZCDP, cks_delta, profile_points, zcdp_prv
 from prvgui.document import Document, RowSpec, dumps
 from prvgui.document.fileio import FileFormatError, loads_composition

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..accounting.kinds.base import Relation
+from ..accounting.core.values import Relation
 from .fileio import composition_comments, curve_csv
 from .model import Document
 

@@ -37,9 +37,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..accounting.kinds.base import Relation, check_group_size
+from ..accounting.core.values import Relation, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..accounting.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_RANGE, IN_FILE, NumberError,
+from ..accounting.core.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_RANGE, IN_FILE, NumberError,
                                    check_number, given)
 from .model import KIND_TITLES, Composition, Document, RowSpec, Targets, check_count, param_names
 

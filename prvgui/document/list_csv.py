@@ -19,7 +19,7 @@ import re
 
 from ..accounting.kinds.base import Points, Vector
 from ..accounting.mechanisms import kind_class
-from ..accounting.validate import IN_FILE, NumberError, check_number
+from ..accounting.core.validate import IN_FILE, NumberError, check_number
 from .fileio import FileFormatError, read_text
 
 #: names a header may give each column (lower case)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Mapping
 
-from ..accounting.kinds.base import Points, Relation, Vector, check_group_size
+from ..accounting.kinds.base import Points, Vector
+from ..accounting.core.values import Relation, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS, Row, kind_class, mechanism_from_params
 from ..accounting.mechanisms import check_count as _check_count
 

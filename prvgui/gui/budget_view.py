@@ -1,7 +1,7 @@
 """Budget view: how much of a total budget (ε_g, δ_g) the composition uses, and for one row how
 many more runs fit, by the PRV accountant and by the advanced-composition privacy filter.
 
-The numbers are ``budget_status`` (accounting/budget.py), run on a worker thread
+The numbers are ``budget_status`` (accounting/queries/budget.py), run on a worker thread
 (``TaskRunner``). The PRV answer is certified for a composition whose mechanisms are fixed in
 advance; the privacy filter (Rogers, Roth, Ullman, Vadhan 2016) stays valid when each
 mechanism is chosen adaptively, after seeing the earlier results, and is shown beside it for
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QFrame, QGridLayout, QGro
                                QLabel, QLineEdit, QProgressBar, QPushButton, QScrollArea, QVBoxLayout,
                                QWidget)
 
-from ..accounting.budget import BudgetStatus, budget_status
+from ..accounting.queries.budget import BudgetStatus, budget_status
 from ..document.model import KIND_TITLES, Document, RowSpec
 from .calibrate_dialog import check_positive
 from .tasks import TaskRunner, failure_text

@@ -2,7 +2,7 @@
 target attack risk ("the best membership-inference attack's true-positive rate at false-positive
 rate a is at most t").
 
-The search is the engine's ``calibrate`` (accounting/calibrate.py: the answer's certified
+The search is the engine's ``calibrate`` (accounting/queries/calibrate.py: the answer's certified
 upper ε is <= the target, and the next value 1% towards "less private" is not) or
 ``calibrate_risk`` (risk_calibrate.py: the same guarantees for the certified upper TPR; its
 fields are risk_target.py). The answer also gives the calibrated row's noise (95% half-width),
@@ -24,10 +24,10 @@ from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
-from ..accounting.calibrate import (Calibration, Infeasible, estimate_calibration, parameters_for, search_spec)
+from ..accounting.queries.calibrate import (Calibration, Infeasible, estimate_calibration, parameters_for, search_spec)
 from ..accounting.mechanisms import kind_class
-from ..accounting.risk_calibrate import RiskCalibration
-from ..accounting.validate import check_number
+from ..accounting.queries.risk_calibrate import RiskCalibration
+from ..accounting.core.validate import check_number
 from ..document.model import KIND_TITLES, Document, RowSpec, Targets
 from .fmt import field_text, fmt, fmt_bound, fmt_count, fmt_field, parse_number
 from .calibration_job import CalibrationOutcome, CalibrationRequest, run_calibration

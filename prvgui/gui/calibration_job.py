@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accounting import Row
-from ..accounting.kinds.base import Relation
-from ..accounting.calibrate import Calibration, calibrate, calibration_sweep, rows_with
-from ..accounting.risk_calibrate import RiskCalibration, calibrate_risk, risk_sweep
+from ..accounting.core.values import Relation
+from ..accounting.queries.calibrate import Calibration, calibrate, calibration_sweep, rows_with
+from ..accounting.queries.risk_calibrate import RiskCalibration, calibrate_risk, risk_sweep
 
 #: points of the ε-versus-parameter sweep drawn under the answer (plus the answer itself)
 SWEEP_POINTS = 19

@@ -23,7 +23,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
-from ..accounting.estimate import Estimate
+from ..accounting.core.cost import Estimate
 from .widgets import ERROR_COLOR
 from .worker import Recomputer
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from ..accounting.estimate import Estimate
+from ..accounting.core.cost import Estimate
 from .widgets import WARN_COLOR
 
 ADVICE = "A larger accuracy value (ε error) is quicker."

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QDialog, QDialog
                                QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QRadioButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..accounting.kinds.base import MAX_GROUP
-from ..accounting.view_model import compute, estimate
+from ..accounting.core.values import MAX_GROUP
+from ..engine.view_model import compute, estimate
 from ..document.model import Document, RowSpec
 from .dpsgd_rows import (HELPER_KINDS, LABELS, MAX_DATASET, SCHEME_TEXT, SCHEME_TIPS, SCHEME_TITLES, SCHEMES,
                          SHUFFLED_KIND, dpsgd_row, dpsgd_schedule, initial_for_row, merged_row,

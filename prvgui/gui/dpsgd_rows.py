@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import math
 
-from ..accounting.kinds.base import Relation
+from ..accounting.core.values import Relation
 from ..accounting.kinds.shuffled_gaussian import MAX_BATCHES, ShuffledGaussian
 from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT
-from ..accounting.validate import NumberError, check_number, number_text
-from ..accounting.view_model import Request
+from ..accounting.core.validate import NumberError, check_number, number_text
+from ..engine.view_model import Request
 from ..document.model import RowSpec, Targets
 from .fmt import fmt, fmt_bound, fmt_value
 from .tasks import failure_text

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..accounting.validate import show
+from ..accounting.core.validate import show
 from ..document.list_csv import list_summary  # noqa: F401  (the table's words for a list)
 from ..report.numbers import fmt, fmt_bound  # noqa: F401  (one rule for the window and reports)
 

@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (QApplication, QLineEdit, QMainWindow, QMessageBox, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from ..accounting.view_model import Request
+from ..engine.view_model import Request
 from ..document.model import Document, RowSpec
 from .budget_view import BUDGET_TAB_TIP, BudgetView, scrolling
 from .calibrate_dialog import CalibrateDialog

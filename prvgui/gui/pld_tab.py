@@ -2,7 +2,7 @@
 its atoms (point masses) as stems on a "mass" axis on the right.
 
 A point mass has no density: drawn as a density it became a comb of spikes as tall as the
-binning made them. The view model separates the two (accounting/curves.py ``atom_cells``);
+binning made them. The view model separates the two (accounting/queries/curves.py ``atom_cells``);
 this tab only draws what it is given.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel
 
-from ..accounting.view_model import published
+from ..engine.view_model import published
 from .axes import PowerAxis
 from .fmt import fmt, fmt_bound
 from .plot_base import PURPLE, RED, PlotTab, pen

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPushButton, QSta
 
 import pyqtgraph as pg  # noqa: E402  (after PySide6, so pyqtgraph picks that binding)
 
-from ..accounting.view_model import failure
+from ..engine.view_model import failure
 from ..document.export import curve_csv_text, setting_text
 from ..document.fileio import atomic_write
 from .axes import PowerAxis

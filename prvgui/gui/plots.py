@@ -13,7 +13,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel
 
-from ..accounting.view_model import published
+from ..engine.view_model import published
 from .fmt import fmt, fmt_bound
 from .pld_tab import PldTab
 from .plot_base import BLUE, GREEN, GREY, ORANGE, RED, PlotTab, pen

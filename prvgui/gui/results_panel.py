@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHe
                                QPushButton, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout,
                                QWidget)
 
-from ..accounting.certified import CertifiedUpper
-from ..accounting.view_model import bracket_shown, failure, failure_notes, untight_note, untight_sentences
+from ..accounting.queries.certified import CertifiedUpper
+from ..engine.view_model import bracket_shown, failure, failure_notes, untight_note, untight_sentences
 from ..report.tables import latex_table, markdown_table
 from .compare import PinBar
 from .cost_prompt import CostPrompt

@@ -1,6 +1,6 @@
 """Attack risk and noise: what the guarantee means for an attacker, and what it costs in accuracy.
 
-The numbers are the engine's (``Result.risk``: accounting/risk.py, certified from the tradeoff
+The numbers are the engine's (``Result.risk``: accounting/queries/risk.py, certified from the tradeoff
 bounds; ``Result.noise_95``: each noisy row's 95% interval half-width); this panel only prints
 them. Upper ends are rounded up and lower ends down (``fmt_bound``), so a printed upper end is
 still an upper bound. While the results panel is out of date this panel is greyed with it
@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
-from ..accounting.view_model import failure
+from ..engine.view_model import failure
 from .fmt import fmt, fmt_bound
 
 TIP = ("How well the best membership-inference attack can do against this composition: its "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit
 
-from ..accounting.risk_calibrate import FPR_LABEL, TPR_LABEL, check_fpr, check_risk_target
+from ..accounting.queries.risk_calibrate import FPR_LABEL, TPR_LABEL, check_fpr, check_risk_target
 from .fmt import fmt, fmt_bound
 from .widgets import field_value, fill, mark
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QWidget
 
-from ..accounting.kinds.base import MAX_GROUP, check_group_size
-from ..accounting.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_RANGE, NumberError, check_delta,
+from ..accounting.core.values import MAX_GROUP, check_group_size
+from ..accounting.core.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_RANGE, NumberError, check_delta,
                                    check_eps_error, check_epsilon, number_text)
 from ..document.model import Document, Targets
 from .fmt import fmt_field, parse_number, same_value

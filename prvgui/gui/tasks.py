@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from ..accounting.errors import Cancelled
-from ..engine_host import NICENESS as WORKER_NICENESS, lower_thread_priority
+from ..accounting.core.errors import Cancelled
+from ..engine.host import NICENESS as WORKER_NICENESS, lower_thread_priority
 
 
 def failure_text(exc: object) -> str:

@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import QLineEdit
 
-from ..accounting.kinds.base import Neighbouring, Relation, check_group_size
+from ..accounting.core.values import Neighbouring, Relation, check_group_size
 from ..document.model import Document, RowSpec, Targets
 
 _MERGE_ID = 0x70726

@@ -32,8 +32,8 @@ from typing import Callable
 
 from PySide6.QtCore import QElapsedTimer, QMetaObject, QObject, Qt, QTimer, Signal, Slot
 
-from ..accounting.view_model import Estimate, Request, compute, estimate
-from ..engine_host import default_engine
+from ..engine.view_model import Estimate, Request, compute, estimate
+from ..engine.host import default_engine
 from .tasks import TaskRunner, failure_text
 
 #: the delay between an edit and the start of its computation: none (the next keystroke cancels)
@@ -97,7 +97,7 @@ class Recomputer(QObject):
         if sys.getswitchinterval() > SWITCH_INTERVAL:
             sys.setswitchinterval(SWITCH_INTERVAL)
         self._factory = factory
-        # the engine runs in a process of its own (engine_host.py) unless a test brings its own
+        # the engine runs in a process of its own (engine/host.py) unless a test brings its own
         engine = default_engine() if compute_fn is None or estimate_fn is None else None
         self._compute = compute_fn or (engine.compute if engine is not None else compute)
         #: the engine's process when it computes (``poke``d at once when a job is cancelled)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accounting.view_model import published
+from ..engine.view_model import published
 from ..document.export import setting_text
 from .numbers import fmt, fmt_bound
 from .svg import Band, Figure, Marker, Series, Stems

@@ -2,7 +2,7 @@
 and numbers (``Report``). No Qt; the HTML and PDF writers only lay it out.
 
 ``gather`` computes nothing the Result already holds; it adds the certified attack-risk
-read-out (accounting/risk.py) unless one is given, for the result and for a pinned result.
+read-out (accounting/queries/risk.py) unless one is given, for the result and for a pinned result.
 """
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import math
 from dataclasses import dataclass, field
 
 from .. import __version__
-from ..accounting.kinds.base import Points, Relation
+from ..accounting.kinds.base import Points
+from ..accounting.core.values import Relation
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..accounting.view_model import Request, bracket_shown, failure, failure_notes, untight_note, untight_sentences
-from ..accounting.risk import DEFAULT_FPRS, Risk, risk as compute_risk
+from ..engine.view_model import Request, bracket_shown, failure, failure_notes, untight_note, untight_sentences
+from ..accounting.queries.risk import DEFAULT_FPRS, Risk, risk as compute_risk
 from ..document.export import setting_text
 from ..document.list_csv import list_summary, list_text
 from .figures import figures as plot_figures

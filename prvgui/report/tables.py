@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..accounting.view_model import bracket_shown
+from ..engine.view_model import bracket_shown
 from ..document.export import setting_text
 from .numbers import fmt, fmt_bound
 

@@ -54,7 +54,7 @@ def until_cancelled(progress, cancel):
     """A fake job for the worker threads: reports progress and waits until it is cancelled."""
     import time
 
-    from prvgui.accounting.errors import Cancelled
+    from prvgui.accounting.core.errors import Cancelled
     for i in range(100_000):
         if cancel():
             raise Cancelled("computation cancelled")
@@ -66,7 +66,7 @@ def until_cancelled(progress, cancel):
 def holding_engine(request, progress=None, cancel=None, partial=None):
     """The engine's compute (with its progressive answers), except that a composition with a
     HOLD_COUNT row runs until cancelled."""
-    from prvgui.accounting.view_model import compute
+    from prvgui.engine.view_model import compute
     if any(r.count == HOLD_COUNT for r in request.rows):
         return until_cancelled(lambda f, text="": progress(f, text) if progress else None, cancel)
     return compute(request, progress=progress, cancel=cancel, partial=partial)
@@ -75,7 +75,7 @@ def holding_engine(request, progress=None, cancel=None, partial=None):
 def holding_estimate(request):
     """The engine's estimate, except that a job of ``holding_engine`` costs nothing (it is
     started at once, without the cost prompt)."""
-    from prvgui.accounting.view_model import Estimate, estimate
+    from prvgui.engine.view_model import Estimate, estimate
     if any(r.count == HOLD_COUNT for r in request.rows):
         return Estimate(0.0, 0.0)
     return estimate(request)

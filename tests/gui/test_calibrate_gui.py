@@ -6,11 +6,11 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QDialog
 
-from prvgui.accounting.budget import budget_status
-from prvgui.accounting.calibrate import calibrate
+from prvgui.accounting.queries.budget import budget_status
+from prvgui.accounting.queries.calibrate import calibrate
 from prvgui.document.model import Document, RowSpec, Targets
 from prvgui.gui.budget_view import BudgetView
-from prvgui.accounting.calibrate import rows_with, sweep_values
+from prvgui.accounting.queries.calibrate import rows_with, sweep_values
 from prvgui.gui.calibrate_dialog import CalibrateDialog
 from prvgui.gui.calibration_job import run_calibration
 from prvgui.gui.fmt import fmt_bound, fmt_value
@@ -38,7 +38,7 @@ def holding(work):
     return run
 def holding_price(request):
     """The dialog's price, except that a search over a HOLD_COUNT row costs nothing (it starts)."""
-    from prvgui.accounting.estimate import ZERO
+    from prvgui.accounting.core.cost import ZERO
     from prvgui.gui.calibrate_dialog import price_calibration
     return ZERO if any(r.count == HOLD_COUNT for r in request.rows) else price_calibration(request)
 

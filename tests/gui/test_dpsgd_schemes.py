@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
-from prvgui.accounting.certified import CertifiedUpper
-from prvgui.accounting.errors import Cancelled
-from prvgui.accounting.profile import Bounds
+from prvgui.accounting.queries.certified import CertifiedUpper
+from prvgui.accounting.core.errors import Cancelled
+from prvgui.accounting.core.values import Bounds
 from prvgui.document.model import Document, RowSpec, Targets
 from prvgui.gui.dpsgd_helper import (SCHEMES, DpSgdDialog, dpsgd_row, initial_for_row, settings_for_shuffled,
                                      shuffled_schedule)
@@ -194,8 +194,8 @@ def test_an_edit_cancels_the_running_comparison_and_its_answer_never_shows(qtbot
 def test_an_engine_failure_shows_in_its_cell_only(qtbot, make):
     def engine(request, progress=None, cancel=None):
         if FakeEngine.scheme_of(request) == "shuffled":
-            raise ModuleNotFoundError("No module named 'prvgui.accounting.shuffle'",
-                                      name="prvgui.accounting.shuffle")
+            raise ModuleNotFoundError("No module named 'prvgui.accounting.pairs.shuffle'",
+                                      name="prvgui.accounting.pairs.shuffle")
         return FakeEngine()(request)
     dialog, _ = make(engine=engine)
     answers = compare(qtbot, dialog)
@@ -207,8 +207,8 @@ def test_an_engine_failure_shows_in_its_cell_only(qtbot, make):
 
 
 def test_a_costly_scheme_is_priced_and_waits_for_a_click(qtbot, make):
-    from prvgui.accounting.estimate import Estimate
-    from prvgui.accounting.view_model import estimate as real_estimate
+    from prvgui.accounting.core.cost import Estimate
+    from prvgui.engine.view_model import estimate as real_estimate
     priced = []
 
     def estimate(request):

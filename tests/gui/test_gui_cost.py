@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 from PySide6.QtCore import Qt
 
-from prvgui.accounting.view_model import compute
+from prvgui.engine.view_model import compute
 from prvgui.document.model import RowSpec, Targets
 
 from conftest import FAST_TARGETS, RESULT_TIMEOUT
@@ -108,8 +108,8 @@ def test_cheap_settings_start_without_asking(qtbot, cost_window, calls):
 def test_the_progress_bar_moves_during_a_composition(qtbot, window, monkeypatch):
     from prvgui.gui import compute_view as compute_view_mod
     from prvgui.gui import worker as worker_mod
-    from prvgui.accounting import compose as compose_mod
-    from prvgui.accounting import discretize as disc_mod
+    from prvgui.accounting.numerics import compose as compose_mod
+    from prvgui.accounting.numerics import discretize as disc_mod
     monkeypatch.setattr(compose_mod, "POWER_CHUNK", 1 << 12)
     monkeypatch.setattr(disc_mod, "EDGE_CHUNK", 1 << 12)
     monkeypatch.setattr(worker_mod, "PROGRESS_EVERY", 0.0)  # every report the engine makes

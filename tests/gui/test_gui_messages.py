@@ -281,7 +281,7 @@ def test_minor_labels_of_a_log_axis_never_overlap(qtbot):
 @pytest.mark.parametrize("needed,advice", [(0.05, "an accuracy (ε error) of about 0.05 would fit"),
                                            (1e3, "no accuracy setting is coarse enough")])
 def test_a_grid_too_large_gives_one_piece_of_advice_that_is_true(needed, advice):
-    from prvgui.accounting.errors import GridTooLarge, grid_exhausted
+    from prvgui.accounting.core.errors import GridTooLarge, grid_exhausted
     from prvgui.gui.tasks import failure_text
     message = failure_text(grid_exhausted(5e7, needed, 25_165_824))
     assert message.count(advice) == 1 and message.count(";") == 1  # one piece of advice

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PySide6.QtWidgets import QComboBox, QDialogButtonBox
 
-from prvgui.accounting.view_model import Cancelled, Request
+from prvgui.engine.view_model import Cancelled, Request
 from prvgui.document.model import Document, RowSpec
 from prvgui.gui.dpsgd_helper import DpSgdDialog, dpsgd_schedule
 from prvgui.gui.fmt import fmt, fmt_bound, fmt_value, parse_count, parse_number

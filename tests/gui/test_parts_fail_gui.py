@@ -2,7 +2,7 @@
 (issue 31)."""
 import pytest
 
-from prvgui.accounting import view_model
+from prvgui.engine import view_model
 from prvgui.document.model import RowSpec, Targets
 
 pytestmark = pytest.mark.gui

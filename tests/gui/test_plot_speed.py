@@ -125,7 +125,7 @@ def test_the_window_relays_to_the_engine_at_its_own_priority_and_a_local_compute
 
 
 def test_the_main_thread_is_never_made_nicer():
-    from prvgui.engine_host import lower_thread_priority
+    from prvgui.engine.host import lower_thread_priority
     tid = threading.get_native_id()
     before = os.getpriority(os.PRIO_PROCESS, tid) if hasattr(os, "getpriority") else None
     lower_thread_priority()

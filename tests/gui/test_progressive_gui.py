@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from prvgui.accounting.errors import Cancelled
-from prvgui.accounting.view_model import CURVES, PARTS, compute
+from prvgui.accounting.core.errors import Cancelled
+from prvgui.engine.view_model import CURVES, PARTS, compute
 from prvgui.document.model import RowSpec
 from prvgui.gui.compute_view import UPDATING
 
@@ -134,7 +134,7 @@ def test_an_edit_drops_the_later_answers_of_the_request_it_replaces(qtbot, gated
 def test_the_headline_alone_says_what_is_still_coming(qtbot):
     """The first answer holds the certified bracket only: the panel shows it, marks the other
     accountants and delta at epsilon as still computing (never as "n/a") and copies nothing yet."""
-    from prvgui.accounting.view_model import Request
+    from prvgui.engine.view_model import Request
     from prvgui.gui.results_panel import ResultsPanel
     rows = [RowSpec("laplace", {"scale": 10.0}, 3).to_row(),
             RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01}, 100).to_row()]
@@ -157,7 +157,7 @@ def test_answers_arriving_together_show_one_part_per_pass_of_the_event_loop(qtbo
     """Partial answers queued in one pass (the engine's process sends them as they come) each
     used to show a part at once: 40-70 ms without a repaint or a keystroke between. Now one part
     shows, the rest follow one per timer turn, and the last answer's parts all show."""
-    from prvgui.accounting.view_model import Request
+    from prvgui.engine.view_model import Request
     rows = tuple(r.to_row() for r in ROWS)
     seen = []
     compute(Request(rows, 1e-5, 1.0, 0.05, request_id=window.recomputer.submitted, profile_points=40,
@@ -182,7 +182,7 @@ def test_answers_arriving_together_show_one_part_per_pass_of_the_event_loop(qtbo
 
 
 def test_the_same_table_again_is_not_rebuilt_and_a_changed_one_is(qtbot):
-    from prvgui.accounting.view_model import Request
+    from prvgui.engine.view_model import Request
     from prvgui.gui.results_panel import ResultsPanel
     rows = tuple(r.to_row() for r in ROWS)
     seen = []

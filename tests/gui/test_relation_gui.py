@@ -5,7 +5,7 @@ import math
 import pytest
 from PySide6.QtCore import Qt
 
-from prvgui.accounting.kinds.base import MAX_GROUP
+from prvgui.accounting.core.values import MAX_GROUP
 from prvgui.document.model import RowSpec, Targets
 from prvgui.gui.table_model import ErrorRole
 

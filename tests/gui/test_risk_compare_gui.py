@@ -150,7 +150,7 @@ def test_the_risk_tab_and_the_pin_fit_a_narrow_window(qtbot, window, load, width
 
 def test_the_words_say_so_when_there_is_no_protection():
     from prvgui.accounting import Gaussian, Row
-    from prvgui.accounting.risk import risk
+    from prvgui.accounting.queries.risk import risk
     from prvgui.gui.risk_panel import risk_words
     assert risk_words(risk([Row(Gaussian(0.0), 1)])).startswith("No protection")
     words = risk_words(risk([Row(Gaussian(1.0), 1)]))

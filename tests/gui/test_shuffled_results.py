@@ -4,10 +4,10 @@ not a guarantee), and the relation and sampling scheme on plots and exports (iss
 import numpy as np
 import pytest
 
-from prvgui.accounting.certified import CertifiedUpper
+from prvgui.accounting.queries.certified import CertifiedUpper
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
-from prvgui.accounting.profile import Bounds
-from prvgui.accounting.view_model import Curve, Request, Result, untight_note
+from prvgui.accounting.core.values import Bounds
+from prvgui.engine.view_model import Curve, Request, Result, untight_note
 from prvgui.document.export import curve_csv_text, setting_text
 from prvgui.document.model import Document, RowSpec, Targets
 from prvgui.gui.plots import ProfileTab

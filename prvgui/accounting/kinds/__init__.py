@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import Mechanism, Neighbouring
+from .base import Mechanism
+from ..core.values import Neighbouring
 
 __all__ = ["KINDS", "DPSGD_KIND", "Mechanism", "Neighbouring", "discover", "kind_class", "mechanism_from_params"]
 

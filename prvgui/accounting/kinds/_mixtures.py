@@ -30,8 +30,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..prv import PRV, TRIVIAL
-from ..subsampling import blind_subsample
+from ..pairs.prv import PRV, TRIVIAL
+from ..pairs.subsampling import blind_subsample
 from .base import NOISELESS, Mechanism, fixed_size_error, fixed_size_group_error
 
 
@@ -111,7 +111,7 @@ class GaussianMixturePair(_MixturePair):
         s, q, k = self.noise, self.sampling_rate, self.group_size
         if math.isinf(s):
             return _blind(q, k, self.replace, order)
-        from .. import mixture as _mix
+        from ..pairs import mixture as _mix
         if self.replace:
             return _mix.replace_gaussian_prv(s, q, k)
         return _mix.group_gaussian_prv(s, q, k, order)
@@ -121,7 +121,7 @@ class GaussianMixturePair(_MixturePair):
         larger of the two orders under add/remove."""
         if math.isinf(self.noise) or self.noise < NOISELESS:  # no noise to speak of
             return np.full(orders.shape, math.inf)
-        from ..mixture_rdp import mixture_rdp
+        from ..pairs.mixture_rdp import mixture_rdp
         pairs = ("replace",) if self.replace else ("remove", "add")
         return np.maximum.reduce([mixture_rdp(p, self.noise, self.sampling_rate, self.group_size, orders)
                                   for p in pairs])
@@ -147,7 +147,7 @@ class LaplaceMixturePair(_MixturePair):
         e, q, k = self.eps0, self.sampling_rate, self.group_size
         if math.isinf(e):
             return _blind(q, k, self.replace, order)
-        from .. import mixture_laplace as _mix
+        from ..pairs import mixture_laplace as _mix
         if self.replace:
             return _mix.replace_laplace_prv(e, q, k)
         return _mix.group_laplace_prv(e, q, k, order)
@@ -172,7 +172,7 @@ class LaplaceMixturePair(_MixturePair):
         largest loss), the larger of the two orders under add/remove."""
         if math.isinf(self.eps0):
             return np.full(orders.shape, math.inf)
-        from ..mixture_rdp import mixture_rdp
+        from ..pairs.mixture_rdp import mixture_rdp
         pairs = ("replace",) if self.replace else ("remove", "add")
         return np.maximum.reduce([mixture_rdp(p, self.eps0, self.sampling_rate, self.group_size, orders,
                                               laplace=True) for p in pairs])
@@ -218,7 +218,7 @@ class FixedSizePair(Mechanism):
         q = self.sampling_rate
         if self._noiseless():
             return _blind(q, 1, True, order)
-        from .. import without_replacement as wr
+        from ..pairs import without_replacement as wr
         if self.laplace:
             from .subsampled_laplace import subsampled_laplace_prv
             e = 2.0 * self.noise
@@ -243,8 +243,8 @@ class FixedSizePair(Mechanism):
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         """Wang, Balle, Kasiviswanathan 2019, Thm 9 (without_replacement.wbk_rdp) from the base's
         replace-one RDP: Gaussian 2 a / s^2, Laplace at eps0' = 2 eps0 (capped by 2 eps0-DP's)."""
-        from .. import rdp as _rdp
-        from ..without_replacement import wbk_rdp
+        from ..pairs import rdp as _rdp
+        from ..pairs.without_replacement import wbk_rdp
         if self._noiseless():
             return np.full(orders.shape, math.inf)
         q, p = self.sampling_rate, self.noise

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import rdp as _rdp
-from ..gdp import randomized_response_mu2
-from ..prv import PRV, point_mass
-from .base import EPSILON, Mechanism, Param, Relation, param
+from ..pairs import rdp as _rdp
+from ..pairs.gdp import randomized_response_mu2
+from ..pairs.prv import PRV, point_mass
+from .base import EPSILON, Mechanism, Param, param
+from ..core.values import Relation
 from .randomized_response import randomized_response_prv
 
 

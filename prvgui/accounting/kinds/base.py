@@ -14,28 +14,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from enum import Enum
 from typing import ClassVar
 
 import numpy as np
 
-from .. import prv as _prv
-from ..validate import MISSING, TYPED, NumberError, check_number, given, number_text, range_text
-
-
-class Neighbouring(str, Enum):
-    """The neighbouring relation between datasets that a guarantee is stated for."""
-
-    ADD_REMOVE = "add_remove"
-    REPLACE_ONE = "replace_one"
-
-    @classmethod
-    def parse(cls, value: object, name: str = "neighbouring") -> "Neighbouring":
-        try:
-            return cls(value)
-        except ValueError:
-            choices = ", ".join(repr(m.value) for m in cls)
-            raise ValueError(f"{name} must be one of {choices}, got {value!r}") from None
+from ..pairs import prv as _prv
+from ..core.values import ORDERS, Neighbouring, Relation, as_relation
+from ..core.validate import MISSING, TYPED, NumberError, check_number, given, number_text, range_text
 
 
 #: a privacy loss above this many nats is taken as +infinity (``Mechanism.is_blatant``): no grid
@@ -45,61 +30,6 @@ BLATANT_LOSS = 1e12
 #: none in the subsampled pairs (as mixture.py does): the noisy pair is a post-processing of the
 #: noiseless one, so this only adds privacy loss
 NOISELESS = 1e-6
-
-#: the largest group a person may contribute (group privacy); the mixture pairs of the
-#: subsampled kinds have group_size + 1 components
-MAX_GROUP = 1000
-
-
-@dataclass(frozen=True)
-class Relation:
-    """What a guarantee protects: the neighbouring relation and the group size, i.e. the number
-    of records one protected person may contribute (group / user-level privacy)."""
-
-    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
-    group_size: int = 1
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "neighbouring", Neighbouring.parse(self.neighbouring))
-        object.__setattr__(self, "group_size", check_group_size(self.group_size))
-
-    @property
-    def plain(self) -> bool:
-        """Add/remove one record: the relation every kind's own pair is stated for."""
-        return self.neighbouring is Neighbouring.ADD_REMOVE and self.group_size == 1
-
-    @property
-    def replace(self) -> bool:
-        return self.neighbouring is Neighbouring.REPLACE_ONE
-
-    def describe(self) -> str:
-        """In words, e.g. 'replace one record, groups of 4 records'."""
-        what = "replace one record" if self.replace else "add/remove one record"
-        return what if self.group_size == 1 else f"{what}, groups of {self.group_size} records"
-
-
-def check_group_size(value: object, name: str = "group_size") -> int:
-    """An integer in [1, MAX_GROUP] (integral floats such as 4.0 are accepted)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            isinstance(value, float) and (not math.isfinite(value) or value != int(value))) \
-            or not 1 <= value <= MAX_GROUP:
-        raise NumberError("Records per person", f"a whole number from 1 to {MAX_GROUP}", value, field=name)
-    return int(value)
-
-
-def as_relation(value: "Relation | Neighbouring | str | None") -> Relation:
-    """A Relation from a Relation, a neighbouring relation (group of 1) or None (plain)."""
-    if value is None:
-        return PLAIN
-    if isinstance(value, Relation):
-        return value
-    return Relation(Neighbouring.parse(value))
-
-
-#: the two orders of a dominating pair (P, Q): "remove" is P = D, Q = D' with D' = D minus a
-#: record; "add" is the swapped pair. Symmetric mechanisms have one PRV for both.
-ORDERS = ("remove", "add")
-
 
 @dataclass(frozen=True)
 class Search:
@@ -455,7 +385,7 @@ class Mechanism:
     def gdp_mu2(self) -> float | None:
         """mu^2 of the CLT (GDP) approximation of one run: by default moment matching of the
         larger of the two orders' PRVs (Dong, Roth, Su 2019, Thm 3.4)."""
-        from ..gdp import prv_mu2
+        from ..pairs.gdp import prv_mu2
         try:
             return max(prv_mu2(self.prv(order)) for order in self.orders())
         except ArithmeticError:  # overflow building the PRV: report no privacy, never less
@@ -533,4 +463,3 @@ def ratio(num: float, den: float) -> float:
 
 
 #: add/remove one record
-PLAIN = Relation()

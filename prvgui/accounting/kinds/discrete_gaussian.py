@@ -39,10 +39,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..lattice import (E_MAX, Lattice, dd_add, exp_neg_quotient, lattice_prv, mass_bound_up, suffix_sums,
+from ..pairs.lattice import (E_MAX, Lattice, dd_add, exp_neg_quotient, lattice_prv, mass_bound_up, suffix_sums,
                        two_prod)
-from ..prv import PRV, point_mass
-from .base import BLATANT_LOSS, INTEGER_SENSITIVITY, Mechanism, Param, Relation, Search, group_factor, param
+from ..pairs.prv import PRV, point_mass
+from .base import BLATANT_LOSS, INTEGER_SENSITIVITY, Mechanism, Param, Search, group_factor, param
+from ..core.values import Relation
 
 #: the largest sigma: its weight table holds 37.4 sigma + 1 numbers (30 MB at 1e5)
 MAX_SIGMA = 1e5

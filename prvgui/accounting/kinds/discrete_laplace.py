@@ -34,10 +34,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import rdp as _rdp
-from ..lattice import E_MAX, Lattice, exp_neg_quotient, lattice_prv, mass_bound_up
-from ..prv import PRV, point_mass
-from .base import INTEGER_SENSITIVITY, Mechanism, Param, Relation, Search, group_factor, param
+from ..pairs import rdp as _rdp
+from ..pairs.lattice import E_MAX, Lattice, exp_neg_quotient, lattice_prv, mass_bound_up
+from ..pairs.prv import PRV, point_mass
+from .base import INTEGER_SENSITIVITY, Mechanism, Param, Search, group_factor, param
+from ..core.values import Relation
 
 
 @lru_cache(maxsize=64)

@@ -75,9 +75,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import rdp as _rdp
-from ..prv import PRV, TRIVIAL, Continuous, point_mass
-from .base import EPSILON, Mechanism, Relation, param
+from ..pairs import rdp as _rdp
+from ..pairs.prv import PRV, TRIVIAL, Continuous, point_mass
+from .base import EPSILON, Mechanism, param
+from ..core.values import Relation
 from .randomized_response import RandomizedResponse
 
 # the loss's mean, eps coth(eps/2) - 2 = sum_n 2 B_2n eps^2n / (2n)! (Bernoulli numbers): the

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from ..prv import PRV, TRIVIAL, Continuous, point_mass
-from .base import BLATANT_LOSS, Mechanism, Param, Relation, Search, group_factor, param, ratio
+from ..pairs.prv import PRV, TRIVIAL, Continuous, point_mass
+from .base import BLATANT_LOSS, Mechanism, Param, Search, group_factor, param, ratio
+from ..core.values import Relation
 
 
 def gaussian_blatant(mu: float) -> bool:

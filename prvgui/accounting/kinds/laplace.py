@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import rdp as _rdp
-from ..prv import PRV, TRIVIAL, Continuous, point_mass
+from ..pairs import rdp as _rdp
+from ..pairs.prv import PRV, TRIVIAL, Continuous, point_mass
 from .base import BLATANT_LOSS, L1_SENSITIVITY, LAPLACE_SCALE, Mechanism, Relation, group_factor, param, ratio
 
 

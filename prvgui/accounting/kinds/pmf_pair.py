@@ -36,8 +36,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..prv import PRV, TRIVIAL, point_mass
-from .base import Choice, Mechanism, Relation, Vector, VectorError, as_relation, param
+from ..pairs.prv import PRV, TRIVIAL, point_mass
+from .base import Choice, Mechanism, Vector, VectorError, param
+from ..core.values import Relation, as_relation
 
 _U = 2.0 ** -52
 

@@ -30,10 +30,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..prv import PRV, point_mass
-from ..profile_pair import implied_points, profile_prv
+from ..pairs.prv import PRV, point_mass
+from ..pairs.profile_pair import implied_points, profile_prv
 from .approx_dp import group_delta
-from .base import Mechanism, Points, Relation, param
+from .base import Mechanism, Points, param
+from ..core.values import Relation
 from .pmf_pair import atoms_rdp
 
 _POINTS = Points("Profile points", "[ε, δ] pairs",

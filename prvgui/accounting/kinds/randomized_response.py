@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import rdp as _rdp
-from ..gdp import randomized_response_mu2
-from ..prv import PRV, TRIVIAL
-from .base import EPSILON, Mechanism, Relation, param
+from ..pairs import rdp as _rdp
+from ..pairs.gdp import randomized_response_mu2
+from ..pairs.prv import PRV, TRIVIAL
+from .base import EPSILON, Mechanism, param
+from ..core.values import Relation
 
 
 def randomized_response_prv(eps0: float) -> PRV:

@@ -46,8 +46,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..prv import PRV
-from .base import EPSILON, Mechanism, Param, Relation, Search, param
+from ..pairs.prv import PRV
+from .base import EPSILON, Mechanism, Param, Search, param
+from ..core.values import Relation
 
 #: the largest number of users (the PRV is built in about a second there)
 MAX_USERS = 10**6
@@ -153,7 +154,7 @@ class ClonePair(Mechanism):
         return self.epsilon0 == 0
 
     def _prv(self, order: str) -> PRV:
-        from ..clones import clone_prv
+        from ..pairs.clones import clone_prv
         return clone_prv(float(self.epsilon0), int(self.n))
 
     def eps_delta(self) -> tuple[float, float]:
@@ -163,7 +164,7 @@ class ClonePair(Mechanism):
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         """Renyi DP of the clone pair from its PRV (an upper bound; FMT21 also bound the shuffle
         model's RDP through this pair)."""
-        from ..clones import clone_rdp
+        from ..pairs.clones import clone_rdp
         return clone_rdp(float(self.epsilon0), int(self.n), np.asarray(orders, dtype=float))
 
 

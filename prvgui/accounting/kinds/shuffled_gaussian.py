@@ -30,8 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..prv import PRV, TRIVIAL, point_mass
-from .base import Mechanism, Param, Relation, Search, group_factor, param, ratio
+from ..pairs.prv import PRV, TRIVIAL, point_mass
+from .base import Mechanism, Param, Search, group_factor, param, ratio
+from ..core.values import Relation
 from .gaussian import gaussian_blatant, gaussian_prv
 
 MAX_BATCHES = 10**6
@@ -137,5 +138,5 @@ class ShuffleAttack(Mechanism):
             return point_mass(math.inf)
         if self.batches == 1:
             return gaussian_prv(self.shift / self.noise)
-        from ..shuffle import max_statistic_prv
+        from ..pairs.shuffle import max_statistic_prv
         return max_statistic_prv(self.noise, self.batches, order, self.shift, self.base)

@@ -27,9 +27,9 @@ from typing import Callable
 import numpy as np
 from scipy.special import ndtr
 
-from .. import rdp as _rdp
-from ..prv import PRV, TRIVIAL, Continuous
-from ..subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
+from ..pairs import rdp as _rdp
+from ..pairs.prv import PRV, TRIVIAL, Continuous
+from ..pairs.subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
                            refined_breaks)
 from .base import (NOISELESS, fixed_size_error, SampledBatches, SAMPLING, SAMPLING_RATE, Mechanism, Param,
                    Relation, Search, param)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import rdp as _rdp
-from ..prv import PRV, TRIVIAL, Continuous
-from ..subsampling import blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix, refined_breaks
+from ..pairs import rdp as _rdp
+from ..pairs.prv import PRV, TRIVIAL, Continuous
+from ..pairs.subsampling import blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix, refined_breaks
 from .base import (fixed_size_error, SampledBatches, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE,
                    Mechanism, Relation, param, ratio)
 from .laplace import laplace_prv

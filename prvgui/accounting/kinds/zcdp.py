@@ -53,9 +53,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..prv import PRV
-from ..profile_pair import profile_prv
-from .base import Mechanism, Param, Relation, Search, param
+from ..pairs.prv import PRV
+from ..pairs.profile_pair import profile_prv
+from .base import Mechanism, Param, Search, param
+from ..core.values import Relation
 from .gaussian import Gaussian
 
 _U = 2.0 ** -53

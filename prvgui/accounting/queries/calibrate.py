@@ -23,13 +23,13 @@ from typing import Callable
 import numpy as np
 
 from .accountant import Accountant
-from .estimate import Estimate
-from .kinds.base import Relation, as_relation
-from .validate import check_delta, check_eps_error, check_number, number_text
-from .errors import Cancelled
-from .kinds.base import Search
-from .mechanisms import MAX_COUNT, Row, kind_class
-from .profile import Bounds
+from ..core.cost import Estimate
+from ..core.values import Relation, as_relation
+from ..core.validate import check_delta, check_eps_error, check_number, number_text
+from ..core.errors import Cancelled
+from ..kinds.base import Search
+from ..mechanisms import MAX_COUNT, Row, kind_class
+from ..core.values import Bounds
 
 #: how a count is searched (every kind has one)
 COUNT_SEARCH = Search(True, 1, MAX_COUNT)

@@ -42,7 +42,7 @@ import numpy as np
 from .band import (band_limit, band_logs, low_dft, may_pay, product_error, sparse_dft, sparse_worth,
                    tv_band, worth_it)
 from .discretize import DiscretePRV
-from .errors import GridTooLarge, check_cancel
+from ..core.errors import GridTooLarge, check_cancel
 from .window import PreparedRow, choose_window
 
 _ULP = 2.0 ** -52

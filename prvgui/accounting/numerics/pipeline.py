@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
 from .compose import MAX_COARSENING, Composed
-from .errors import Cancelled, GridTooLarge, grid_exhausted
+from ..core.errors import Cancelled, GridTooLarge, grid_exhausted
 from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure
 from .profile import CertifiedProfile
-from .prv import PRV
+from ..pairs.prv import PRV
 from .reuse import discretized
 
 #: fractions of eps_error spent on the coupling distance t and on aggregation

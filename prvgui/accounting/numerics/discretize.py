@@ -53,8 +53,8 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import GridTooLarge
-from .prv import PRV
+from ..core.errors import GridTooLarge
+from ..pairs.prv import PRV
 
 _ULP = 2.0 ** -52
 #: accuracy, in units of 2^-53, that the PRVs' cdf (absolute, left of the split) and sf

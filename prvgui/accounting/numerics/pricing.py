@@ -56,10 +56,10 @@ import numpy as np
 from .band import X_MAX, _terms, band_limit, worth_it
 from .compose import BAND_FRACTION, BAND_N_MAX, fft_len
 from .discretize import DiscretePRV, discretize
-from .errors import GridTooLarge
-from .estimate import ZERO, Estimate
+from ..core.errors import GridTooLarge
+from ..core.cost import ZERO, Estimate
 from .pipeline import Plan, coarsened, make_plan
-from .prv import PRV
+from ..pairs.prv import PRV
 from .tilt import AGG_REL, choose_lambda_for_delta
 from .window import PreparedRow, choose_window
 

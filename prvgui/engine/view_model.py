@@ -18,19 +18,19 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import bracket
-from . import comparisons as cmp
-from .accountant import Accountant
-from .validate import check_delta, check_eps_error, check_epsilon
-from .errors import Cancelled
-from .certified import CertifiedUpper, best_upper
-from .cost import VIEW_S
-from .estimate import Estimate
-from .curves import atom_kind, pld_for_plot, tradeoff_bounds
-from .mechanisms import Row
-from .pipeline import error_level
-from .profile import Bounds
-from .risk import DEFAULT_FPRS, Risk, risk_of
+from ..accounting.queries import bracket
+from ..accounting.queries import comparisons as cmp
+from ..accounting.queries.accountant import Accountant
+from ..accounting.core.validate import check_delta, check_eps_error, check_epsilon
+from ..accounting.core.errors import Cancelled
+from ..accounting.queries.certified import CertifiedUpper, best_upper
+from ..accounting.numerics.pricing import VIEW_S
+from ..accounting.core.cost import Estimate
+from ..accounting.queries.curves import atom_kind, pld_for_plot, tradeoff_bounds
+from ..accounting.mechanisms import Row
+from ..accounting.numerics.pipeline import error_level
+from ..accounting.core.values import Bounds
+from ..accounting.queries.risk import DEFAULT_FPRS, Risk, risk_of
 
 __all__ = ["Request", "Result", "Curve", "compute", "estimate", "Estimate", "Cancelled", "CURVES"]
 

@@ -24,7 +24,7 @@ import time
 import traceback
 from typing import Callable
 
-from .accounting.errors import Cancelled
+from ..accounting.core.errors import Cancelled
 
 #: the child sends progress at most this often (seconds; the worker throttles it further)
 PROGRESS_EVERY = 0.02
@@ -79,10 +79,10 @@ def _lower_process_priority(niceness: int = NICENESS) -> None:
 def _serve(conn, cancel) -> None:
     """The child's loop: (kind, job id, request) in; progress, partial answers and the answer
     (or error) out, each tagged with the job id."""
-    from .tuning import keep_freed_memory
+    from ..tuning import keep_freed_memory
     _lower_process_priority()
     keep_freed_memory()  # the engine's process is ours: its temporary arrays reuse freed memory
-    from .accounting import view_model
+    from . import view_model
     while True:
         try:
             kind, jid, request = conn.recv()
@@ -194,7 +194,7 @@ class RemoteEngine:
 
     def _call(self, kind: str, request, progress=None, cancel=None, partial=None):
         if self._silent >= SILENT_DEATHS:  # a child that cannot work here: compute in this process
-            from .accounting import view_model
+            from . import view_model
             lower_thread_priority()  # (the caller's worker thread computes now, beside the window)
             if kind == "estimate":
                 return view_model.estimate(request)

@@ -19,10 +19,10 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from .accountant import Accountant
-from .kinds.base import Relation, as_relation
-from .mechanisms import MAX_COUNT, Row
-from .profile import Bounds
-from .validate import check_delta
+from ..core.values import Relation, as_relation
+from ..mechanisms import MAX_COUNT, Row
+from ..core.values import Bounds
+from ..core.validate import check_delta
 
 
 def has_untight(rows: Sequence[Row]) -> bool:

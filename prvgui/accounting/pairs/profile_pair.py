@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 
 from .prv import PRV, point_mass
-from .validate import check_number
+from ..core.validate import check_number
 
 __all__ = ["MAX_POINTS", "EPS_MAX", "check_points", "implied_points", "profile_prv", "profile_delta"]
 

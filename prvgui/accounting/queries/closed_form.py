@@ -9,8 +9,8 @@ import math
 from typing import Sequence
 
 from .comparisons import exact_value
-from .mechanisms import Row
-from .profile import Bounds
+from ..mechanisms import Row
+from ..core.values import Bounds
 
 #: relative rounding of the closed forms: the Gaussian curve, and the binomial sums (whose
 #: log-gamma terms limit them to ~1e-9 at 10^6 compositions)

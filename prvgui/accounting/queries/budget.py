@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from .accountant import Accountant, rows_under
-from .kinds.base import Relation, as_relation
-from .validate import check_delta, check_eps_error, check_number
+from ..core.values import Relation, as_relation
+from ..core.validate import check_delta, check_eps_error, check_number
 from .calibrate import COUNT_SEARCH, Infeasible, calibrate
-from .mechanisms import Row
-from .profile import Bounds
+from ..mechanisms import Row
+from ..core.values import Bounds
 
 
 @dataclass(frozen=True)

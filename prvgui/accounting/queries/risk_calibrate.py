@@ -23,11 +23,11 @@ import numpy as np
 
 from .accountant import Accountant
 from .calibrate import COUNT_SEARCH, Infeasible, _Ctx, rows_with, search_spec, sweep_values
-from .kinds.base import Relation, as_relation
-from .mechanisms import Row
-from .profile import Bounds
+from ..core.values import Relation, as_relation
+from ..mechanisms import Row
+from ..core.values import Bounds
 from .risk import tpr_bounds
-from .validate import NumberError, check_eps_error, check_number, number_text
+from ..core.validate import NumberError, check_eps_error, check_number, number_text
 
 __all__ = ["RiskCalibration", "calibrate_risk", "check_fpr", "check_risk_target", "risk_sweep",
            "FPR_LABEL", "TPR_LABEL"]

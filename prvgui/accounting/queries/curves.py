@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .profile import CertifiedProfile
+from ..numerics.profile import CertifiedProfile
 
 
 def tradeoff_bounds(prof: CertifiedProfile, alpha: np.ndarray, n_eps: int = 4001):

@@ -20,10 +20,10 @@ from typing import Sequence
 import numpy as np
 from scipy.special import expit, gammaln, logsumexp, ndtr, ndtri
 
-from . import gdp
-from .mechanisms import MAX_COUNT, Mechanism, Row
-from .rdp import ORDERS
-from .validate import check_delta, check_epsilon, check_number
+from ..pairs import gdp
+from ..mechanisms import MAX_COUNT, Mechanism, Row
+from ..pairs.rdp import ORDERS
+from ..core.validate import check_delta, check_epsilon, check_number
 
 __all__ = ["Comparison", "compare_epsilon", "compare_delta", "rdp_delta_curve", "gdp_mu",
            "gdp_delta_curve", "gdp_tradeoff", "epsilon_vs_count", "ORDERS"]

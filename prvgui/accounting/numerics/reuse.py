@@ -25,7 +25,7 @@ from collections import OrderedDict
 from typing import Callable
 
 from .discretize import DiscretePRV, discretize
-from .prv import PRV
+from ..pairs.prv import PRV
 from .window import PreparedRow
 
 #: the discretisations kept, in bytes of their arrays

@@ -28,8 +28,8 @@ import numpy as np
 from .accountant import Accountant
 from .bracket import attack_rows, has_untight
 from .curves import tradeoff_bounds
-from .kinds.base import Relation, as_relation
-from .mechanisms import Row
+from ..core.values import Relation, as_relation
+from ..mechanisms import Row
 
 #: the false-positive rates reported by default
 DEFAULT_FPRS = (0.001, 0.01, 0.1)

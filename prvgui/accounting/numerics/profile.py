@@ -19,13 +19,13 @@ delta~(eps) = S_i - e^{eps - y_i} T_i with i the first grid point above eps.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from .compose import Composed
 from .discretize import DiscretePRV, mass_factors
+from ..core.values import Bounds
 
 #: relative accuracy of the composed mass at +infinity (compose.inf_mass_of: a few ulps per row)
 P_INF_REL = 1e-12
@@ -53,18 +53,6 @@ def _suffix_sums(r: np.ndarray, h: float, block: int) -> tuple[np.ndarray, np.nd
         t[b:e] = local
         carry = t[b]
     return s, t
-
-
-@dataclass(frozen=True, slots=True)
-class Bounds:
-    """lower <= estimate <= upper."""
-
-    lower: float
-    estimate: float
-    upper: float
-
-    def as_dict(self) -> dict[str, float]:
-        return {"lower": self.lower, "estimate": self.estimate, "upper": self.upper}
 
 
 class CertifiedProfile:

@@ -28,19 +28,20 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .compose import INTERRUPTIBLE_SIZE, N_MAX, compose, interruptible
-from .errors import Cancelled
-from .kinds.base import ORDERS, Relation, as_relation
-from .mechanisms import Neighbouring, Row
-from .validate import check_delta, check_eps_error, check_epsilon, number_text
+from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, compose, interruptible
+from ..core.errors import Cancelled
+from ..core.values import ORDERS, Relation, as_relation
+from ..mechanisms import Neighbouring, Row
+from ..core.validate import check_delta, check_eps_error, check_epsilon, number_text
 from .closed_form import applies as closed_form_applies, closed_form
-from .cost import CostModel, needs_long_double
-from .estimate import ZERO, Estimate, parallel, summarise
-from .pipeline import coarsened, certify, discretize_rows, error_level, make_plan
-from .profile import Bounds, CertifiedProfile
-from .reuse import prv_of
-from .tilt import compose_tilted
-from .sweep import check_counts, count_groups, sweep
+from ..numerics.pricing import CostModel, needs_long_double
+from ..core.cost import ZERO, Estimate, parallel, summarise
+from ..numerics.pipeline import coarsened, certify, discretize_rows, error_level, make_plan
+from ..core.values import Bounds
+from ..numerics.profile import CertifiedProfile
+from ..numerics.reuse import prv_of
+from ..numerics.tilt import compose_tilted
+from ..numerics.sweep import check_counts, count_groups, sweep
 
 #: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
 NEIGHBOURING = (Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE)

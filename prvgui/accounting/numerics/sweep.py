@@ -19,10 +19,10 @@ import numpy as np
 from .band import band_logs, product_error
 from .compose import (INTERRUPTIBLE_SIZE, band_dft, choose_band, fft_len, fft_rel_error, finish,
                       inf_mass_of, interruptible, row_spectrum)
-from .errors import GridTooLarge, check_cancel
+from ..core.errors import GridTooLarge, check_cancel
 from .pipeline import certify, coarsened, discretize_rows, make_plan
-from .profile import Bounds
-from .prv import PRV
+from ..core.values import Bounds
+from ..pairs.prv import PRV
 from .reuse import prepared
 from .window import choose_windows
 
