@@ -2,7 +2,7 @@
 
 Run by hand:  python benchmarks/bench_cost.py [--quick] [--only NAME] [--primitives]
 
-Each case runs in a fresh process: first ``Accountant.estimate`` (or ``view_model.estimate``
+Each case runs in a fresh process: first ``Accountant.cost`` (or ``view_model.cost``
 for a whole window request), timed, then the real query, timed, with the process's peak
 resident memory. Prints estimate / actual for both. ``--primitives`` times the stages the
 estimate's constants stand for (discretisation per cell, transform, power and inverse
@@ -58,10 +58,10 @@ else:
 if mode == "window":
     req = vm.Request(tuple(rows), delta, 1.0, eps_error, profile_points=100, tradeoff_points=101,
                      steps_row=0, steps_points=40, want_pld=True)
-    t = time.perf_counter(); est = vm.estimate(req); t_est = time.perf_counter() - t
+    t = time.perf_counter(); est = vm.cost(req); t_est = time.perf_counter() - t
     t = time.perf_counter(); vm.compute(req); took = time.perf_counter() - t
 else:
-    t = time.perf_counter(); est = Accountant(rows, eps_error).estimate(delta=delta)
+    t = time.perf_counter(); est = Accountant(rows, eps_error).cost(delta=delta)
     t_est = time.perf_counter() - t
     t = time.perf_counter(); Accountant(rows, eps_error).epsilon(delta); took = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

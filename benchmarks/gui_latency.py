@@ -203,7 +203,7 @@ def main(argv=None) -> int:
     for path in EXAMPLES:
         if args.only and path.stem != args.only:
             continue
-        window = MainWindow(persist=False, estimate_fn=None)
+        window = MainWindow(persist=False, cost_fn=None)
         window.show()
         beat = Heartbeat()
         try:

@@ -10,7 +10,7 @@
     prvgui --version
 
 Before composing, epsilon, delta and curve estimate the time and memory the work needs
-(Accountant.estimate, from the plan alone). Above NOTICE_SECONDS or NOTICE_BYTES the
+(Accountant.cost, from the plan alone). Above NOTICE_SECONDS or NOTICE_BYTES the
 estimate is printed on stderr; above --max-seconds or --max-memory the command refuses.
 
 Bad input, and a refusal over a limit, exit with status 2 and one line on stderr; an
@@ -195,7 +195,7 @@ def _query(args, want_eps: bool) -> int:
     comp, delta, err, _ = _inputs(args)
     x = delta if want_eps else check_epsilon(args.epsilon, "--epsilon")
     acc = api.accountant(comp, err)
-    _check_cost(lambda: acc.estimate(delta=x) if want_eps else acc.estimate(epsilon=x), args)
+    _check_cost(lambda: acc.cost(delta=x) if want_eps else acc.cost(epsilon=x), args)
     a = api.query(comp, want_eps, x, err)
     failed = None if a.failed is None else a.failed.replace("accuracy (ε error)", "--eps-error")
     if args.json:
@@ -233,7 +233,7 @@ def _query(args, want_eps: bool) -> int:
 
 
 def _run_curve(args) -> int:
-    from .engine.view_model import PART_TITLES, Request, compute, estimate, failure
+    from .engine.view_model import PART_TITLES, Request, compute, cost, failure
     from .document.export import curve_csv_text
     from .document.fileio import atomic_write
     doc, delta, err, rows = _inputs(args)
@@ -255,7 +255,7 @@ def _run_curve(args) -> int:
                   tradeoff_points=(points or 201) if args.kind == "tradeoff" else 0,
                   steps_row=steps_row, steps_points=points or 50,
                   want_pld=args.kind == "pld")
-    _check_cost(lambda: estimate(req), args)
+    _check_cost(lambda: cost(req), args)
     res = compute(req)
     reason = failure(res, args.kind)
     if reason is not None:
@@ -323,14 +323,14 @@ def _run_risk(args) -> int:
 
 def _run_report(args) -> int:
     """``report``: compute what the window shows, then write it as HTML or PDF (atomically)."""
-    from .engine.view_model import compute, estimate
+    from .engine.view_model import compute, cost
     from .report.model import gather, request_for
     from .report.output import check_target, report_format, write_report
     report_format(args.out, "--out")  # before any work: a bad name or folder fails at once
     check_target(args.out)
     comp, delta, err, _ = _inputs(args)
     req = request_for(comp, delta, err)
-    _check_cost(lambda: estimate(req), args)
+    _check_cost(lambda: cost(req), args)
     write_report(args.out, gather(comp, compute(req)))
     return 0
 

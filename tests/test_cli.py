@@ -185,9 +185,9 @@ def test_curves_are_checked_too(tmp_path, capsys, nothing_composed):
 
 def test_a_large_estimate_is_printed_before_the_work(monkeypatch, capsys):
     from prvgui.accounting.queries import accountant
-    from prvgui.accounting.core.cost import Estimate
-    big = Estimate(45.0, 2.1e9, 2 ** 27, "accuracy 1e-06 needs a grid of 134 million points")
-    monkeypatch.setattr(accountant.Accountant, "estimate", lambda self, **kw: big)
+    from prvgui.accounting.core.cost import Cost
+    big = Cost(45.0, 2.1e9, 2 ** 27, "accuracy 1e-06 needs a grid of 134 million points")
+    monkeypatch.setattr(accountant.Accountant, "cost", lambda self, **kw: big)
     assert main(["epsilon", MINIMAL, "--delta", "1e-5", "--json"]) == 0
     captured = capsys.readouterr()
     assert captured.err.startswith("prvgui: this will take about 45 s and 2.1 GB (accuracy 1e-06 needs")

@@ -12,8 +12,8 @@ from prvgui.accounting.numerics import compose as compose_mod
 from prvgui.accounting.numerics import discretize as disc_mod
 from prvgui.accounting.numerics import sweep as sweep_mod
 from prvgui.accounting.numerics.pricing import needs_long_double
-from prvgui.accounting.core.cost import Estimate, format_bytes, format_seconds, points
-from prvgui.engine.view_model import Request, compute, estimate
+from prvgui.accounting.core.cost import Cost, format_bytes, format_seconds, points
+from prvgui.engine.view_model import Request, compute, cost
 
 
 def dpsgd(count=14063, sigma=1.1, q=0.0042667):
@@ -21,7 +21,7 @@ def dpsgd(count=14063, sigma=1.1, q=0.0042667):
 
 
 def est(rows, eps_error=0.01, **kw):
-    return Accountant(rows, eps_error).estimate(**kw)
+    return Accountant(rows, eps_error).cost(**kw)
 
 
 def test_smaller_eps_error_costs_more():
@@ -68,13 +68,13 @@ def test_the_estimate_composes_nothing(monkeypatch):
                       (compose_mod, "finish"), (sweep_mod, "_order_sweep_at"), (acc_mod, "discretize_rows")):
         monkeypatch.setattr(mod, name, forbidden)
     acc = Accountant(dpsgd(), 1e-4)
-    e = acc.estimate(delta=1e-5, epsilon=1.0, curves=True, steps=(0, [1, 100, 14063]))
+    e = acc.cost(delta=1e-5, epsilon=1.0, curves=True, steps=(0, [1, 100, 14063]))
     assert e.seconds > 0 and e.grid > 0
     assert acc.eps_error_used == acc.eps_error  # nothing was built
 
 
 def test_closed_forms_and_blatant_rows_cost_nothing():
-    assert est([Row(Gaussian(2.0), 50)], 1e-4, delta=1e-6) == Estimate(0.0, 0.0)
+    assert est([Row(Gaussian(2.0), 50)], 1e-4, delta=1e-6) == Cost(0.0, 0.0)
     assert est([Row(Gaussian(0.0), 1)], 1e-4, delta=1e-6).seconds == 0.0  # blatant: epsilon is inf
     # curves need the FFT profiles even where a closed form answers the query
     assert est([Row(Gaussian(2.0), 50)], 1e-4, delta=1e-6, curves=True).grid > 0
@@ -82,16 +82,16 @@ def test_closed_forms_and_blatant_rows_cost_nothing():
 
 def test_steps_and_curves_add_to_a_query():
     acc = Accountant(dpsgd(), 1e-3)
-    one = acc.estimate(delta=1e-5)
-    more = acc.estimate(delta=1e-5, epsilon=1.0, curves=True, steps=(0, list(range(1, 14064, 350))))
+    one = acc.cost(delta=1e-5)
+    more = acc.cost(delta=1e-5, epsilon=1.0, curves=True, steps=(0, list(range(1, 14064, 350))))
     assert more.seconds > one.seconds
-    assert "epsilon-versus-count" in Accountant(dpsgd(), 1e-6).estimate(steps=(0, [7000, 14063])).why
+    assert "epsilon-versus-count" in Accountant(dpsgd(), 1e-6).cost(steps=(0, [7000, 14063])).why
 
 
 def test_view_model_estimate_covers_a_window_request():
     req = Request(tuple(dpsgd()), 1e-5, 1.0, 1e-3, steps_row=0, steps_points=40)
     plain = Request(tuple(dpsgd()), 1e-5, None, 1e-3, profile_points=0, tradeoff_points=0, want_pld=False)
-    assert estimate(req).seconds > estimate(plain).seconds > 0
+    assert cost(req).seconds > cost(plain).seconds > 0
 
 
 @pytest.mark.parametrize("bad,field", [(dict(delta=2.0), "Target δ must be"), (dict(delta=float("nan")), "Target δ"),
@@ -100,16 +100,16 @@ def test_view_model_estimate_covers_a_window_request():
                                        (dict(steps=(0, [-1, 2])), "counts")])
 def test_bad_input_names_the_field(bad, field):
     with pytest.raises(ValueError, match=field):
-        Accountant(dpsgd()).estimate(**bad)
+        Accountant(dpsgd()).cost(**bad)
 
 
 def test_bad_request_names_the_field():
     with pytest.raises(ValueError, match=r"Accuracy \(ε error\) must be"):
-        estimate(Request(tuple(dpsgd()), 1e-5, 1.0, -1.0))
+        cost(Request(tuple(dpsgd()), 1e-5, 1.0, -1.0))
 
 
 def test_estimate_words():
-    e = Estimate(45.2, 2.1e9, 2 ** 27, "why")
+    e = Cost(45.2, 2.1e9, 2 ** 27, "why")
     assert e.describe() == "about 45 s and 2.1 GB"
     assert e.exceeds(seconds=10) and e.exceeds(memory=1e9) and not e.exceeds(60, 4e9)
     assert not e.exceeds()

@@ -35,14 +35,14 @@ def test_the_same_answer_as_in_process_with_progress_and_partial_answers(engine)
     assert got.epsilon == here.epsilon and got.delta == here.delta
     assert list(got.steps.columns["upper"]) == list(here.steps.columns["upper"])
     assert parts and parts[0].pending and not got.pending and seen and max(seen) == 1.0
-    assert engine.estimate(req) == vm.estimate(req)
+    assert engine.cost(req) == vm.cost(req)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="thread priorities are read from Linux's /proc")
 def test_every_thread_of_the_child_is_nicer_than_the_window(engine):
     # os.nice alone changed the child's main thread only: the BLAS threads NumPy started at
     # import kept the window's priority
-    engine.estimate(request())  # the child has run its start-up
+    engine.cost(request())  # the child has run its start-up
     pid = engine._proc.pid
 
     def nice(task: str) -> int:

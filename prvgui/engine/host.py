@@ -91,8 +91,8 @@ def _serve(conn, cancel) -> None:
         if kind == "stop":
             return
         try:
-            if kind == "estimate":
-                out = view_model.estimate(request)
+            if kind == "cost":
+                out = view_model.cost(request)
             else:
                 last = [-1.0]
 
@@ -185,8 +185,8 @@ class RemoteEngine:
             if token is not None and token():
                 self._cancel.set()
 
-    def estimate(self, request):
-        return self._call("estimate", request)
+    def cost(self, request):
+        return self._call("cost", request)
 
     def compute(self, request, progress: Callable[[float, str], None] | None = None,
                 cancel: Callable[[], bool] | None = None, partial: Callable | None = None):
@@ -196,8 +196,8 @@ class RemoteEngine:
         if self._silent >= SILENT_DEATHS:  # a child that cannot work here: compute in this process
             from . import view_model
             lower_thread_priority()  # (the caller's worker thread computes now, beside the window)
-            if kind == "estimate":
-                return view_model.estimate(request)
+            if kind == "cost":
+                return view_model.cost(request)
             return view_model.compute(request, progress=progress, cancel=cancel, partial=partial)
         with self._lock:
             self._ensure()

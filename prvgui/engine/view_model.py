@@ -25,14 +25,14 @@ from ..accounting.core.validate import check_delta, check_eps_error, check_epsil
 from ..accounting.core.errors import Cancelled
 from ..accounting.queries.certified import CertifiedUpper, best_upper
 from ..accounting.numerics.pricing import VIEW_S
-from ..accounting.core.cost import Estimate
+from ..accounting.core.cost import Cost
 from ..accounting.queries.curves import atom_kind, pld_for_plot, tradeoff_bounds
 from ..accounting.mechanisms import Row
 from ..accounting.numerics.pipeline import error_level
 from ..accounting.core.values import Bounds
 from ..accounting.queries.risk import DEFAULT_FPRS, Risk, risk_of
 
-__all__ = ["Request", "Result", "Curve", "compute", "estimate", "Estimate", "Cancelled", "CURVES"]
+__all__ = ["Request", "Result", "Curve", "compute", "cost", "Cost", "Cancelled", "CURVES"]
 
 
 @dataclass(frozen=True)
@@ -210,9 +210,9 @@ def _steps(request: Request) -> tuple[int, np.ndarray] | None:
                                            request.steps_points)
 
 
-def estimate(request: Request) -> Estimate:
+def cost(request: Request) -> Cost:
     """What ``compute(request)`` will cost: seconds, peak bytes, the grid and why, worked out from
-    the plan in milliseconds (Accountant.estimate; cost.py). Raises ValueError for bad input."""
+    the plan in milliseconds (Accountant.cost; numerics/pricing.py). Raises ValueError for bad input."""
     check_delta(request.delta)
     check_eps_error(request.eps_error)
     if request.epsilon is not None:
@@ -220,8 +220,8 @@ def estimate(request: Request) -> Estimate:
     curves = _wants_curves(request)
     acc = Accountant(list(request.rows), request.eps_error, request.neighbouring, screen=not curves,
                      group_size=request.group_size)
-    est = acc.estimate(delta=request.delta, epsilon=request.epsilon, curves=curves, steps=_steps(request))
-    return est + Estimate(VIEW_S, 0.0) if curves else est
+    est = acc.cost(delta=request.delta, epsilon=request.epsilon, curves=curves, steps=_steps(request))
+    return est + Cost(VIEW_S, 0.0) if curves else est
 
 
 #: the curves a Result may still wait for, in the order ``compute`` delivers them

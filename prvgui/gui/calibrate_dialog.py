@@ -24,7 +24,7 @@ from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
-from ..accounting.queries.calibrate import (Calibration, Infeasible, estimate_calibration, parameters_for, search_spec)
+from ..accounting.queries.calibrate import (Calibration, Infeasible, calibration_cost, parameters_for, search_spec)
 from ..accounting.mechanisms import kind_class
 from ..accounting.queries.risk_calibrate import RiskCalibration
 from ..accounting.core.validate import check_number
@@ -50,10 +50,10 @@ TARGET_TIP = "The largest ε (nats) the composition may have at δ; a number > 0
 
 
 def price_calibration(request: CalibrationRequest):
-    """A search's price (accounting/calibrate.estimate_calibration; milliseconds); an attack-risk
+    """A search's price (accounting/calibrate.calibration_cost; milliseconds); an attack-risk
     target is priced at δ = 1e-5 (its compositions read the tradeoff curve near there)."""
     delta = request.delta if request.risk is None else 1e-5
-    return estimate_calibration(list(request.rows), request.row_index, delta, request.eps_error,
+    return calibration_cost(list(request.rows), request.row_index, delta, request.eps_error,
                                 request.relation)
 
 
@@ -91,11 +91,11 @@ class CalibrateDialog(QDialog):
     def __init__(self, doc: Document, row_index: int, targets: Targets | None, stack: QUndoStack,
                  parent: QWidget | None = None,
                  work: Callable[..., CalibrationOutcome] | None = None,
-                 estimate: Callable[[CalibrationRequest], object] | None = None) -> None:
+                 price: Callable[[CalibrationRequest], object] | None = None) -> None:
         super().__init__(parent)
         #: what a run executes on the worker thread, and its price (tests inject their own)
         self._work = work or run_calibration
-        self._price = estimate or price_calibration
+        self._price = price or price_calibration
         self.doc = doc
         self.row_index = row_index
         self._editor = Editor(doc, stack)
@@ -340,7 +340,7 @@ class CalibrateDialog(QDialog):
                                          self.eps_error, self.doc.relation)
         if not confirmed:
             try:
-                cost = self._estimate(request)
+                cost = self._cost(request)
             except (ValueError, ArithmeticError, MemoryError):
                 cost = None  # the search says what is wrong with it
             if cost is not None and cost.exceeds(PROMPT_SECONDS, PROMPT_BYTES):
@@ -359,7 +359,7 @@ class CalibrateDialog(QDialog):
         self._update_buttons()
         return True
 
-    def _estimate(self, request: CalibrationRequest):
+    def _cost(self, request: CalibrationRequest):
         return self._price(request)
 
     def cancel(self) -> None:

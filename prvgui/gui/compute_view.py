@@ -2,7 +2,7 @@
 progress, clock, Cancel), the cost prompt, and what each answer does to the results panel
 and the plots.
 
-A request whose estimate (the engine's, ``view_model.estimate``) is over the Recomputer's
+A request whose estimate (the engine's, ``view_model.cost``) is over the Recomputer's
 limits is not started: the results area shows the cost prompt with the estimate and its
 reason, and the work starts on "Compute anyway". The progress bar follows the engine's
 progress, which moves within the long stages (discretising, the powers on the FFT path).
@@ -23,7 +23,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
-from ..accounting.core.cost import Estimate
+from ..accounting.core.cost import Cost
 from .widgets import ERROR_COLOR
 from .worker import Recomputer
 
@@ -57,10 +57,10 @@ class ComputeView(QObject):
     ``last_result``/``last_doc`` it keeps."""
 
     def __init__(self, window: "MainWindow", make_request: Callable, compute_fn: Callable | None = None,
-                 estimate_fn: Callable | None = None) -> None:
+                 cost_fn: Callable | None = None) -> None:
         super().__init__(window)
         self.w = window
-        self.recomputer = Recomputer(make_request, compute_fn, parent=window, estimate_fn=estimate_fn)
+        self.recomputer = Recomputer(make_request, compute_fn, parent=window, cost_fn=cost_fn)
         self.prompt = window.results.prompt
         self._estimate_text = ""
         self._progress_at = -math.inf  # when the progress bar last moved (time.monotonic)
@@ -159,7 +159,7 @@ class ComputeView(QObject):
         self.elapsed.setText(f"{self.recomputer.elapsed():.1f} s")
 
     # ------------------------------------------------------------ answers
-    def _on_estimated(self, estimate: Estimate) -> None:
+    def _on_estimated(self, estimate: Cost) -> None:
         if estimate.seconds >= SHOW_ESTIMATE_SECONDS:
             self._estimate_text = f" (estimated {estimate.describe()})"
             self.set_status(f"Computing{self._estimate_text}…")
@@ -179,7 +179,7 @@ class ComputeView(QObject):
         self.progress.setUpdatesEnabled(True)
         self.set_status(f"Computing: {text}{self._estimate_text}…")
 
-    def _on_confirm_needed(self, estimate: Estimate) -> None:
+    def _on_confirm_needed(self, estimate: Cost) -> None:
         self.elapsed.setText("")
         self.prompt.ask(estimate)
         self.set_status(f"Not started: this would take {estimate.describe()}. "

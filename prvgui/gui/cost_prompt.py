@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from ..accounting.core.cost import Estimate
+from ..accounting.core.cost import Cost
 from .widgets import WARN_COLOR
 
 ADVICE = "A larger accuracy value (ε error) is quicker."
@@ -32,7 +32,7 @@ class CostPrompt(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet("#costPrompt { background: #fff6dc; border: 1px solid #e0c36c; "
                            "border-radius: 4px; }")
-        self.estimate: Estimate | None = None
+        self.estimate: Cost | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 6, 8, 6)
         lay.setSpacing(4)
@@ -62,7 +62,7 @@ class CostPrompt(QFrame):
         lay.addLayout(buttons)
         self.hide()
 
-    def ask(self, estimate: Estimate) -> None:
+    def ask(self, estimate: Cost) -> None:
         """Show what the computation would take, and why."""
         self.estimate = estimate
         self.title.setText(f"This computation would take {estimate.describe()} of memory.")

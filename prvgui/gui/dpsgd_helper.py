@@ -8,7 +8,7 @@ document's group size (records per person). Before the row is added the dialog s
 each scheme, the certified ε at the document's δ of this training run alone (Shuffled: the
 proven lower bound and the certified upper bound), each computed by the engine's ``compute``
 on its own worker thread (``tasks.TaskRunner``); an edit cancels the running jobs and, after a
-short pause, starts new ones. Each is priced first (``view_model.estimate``, milliseconds): one
+short pause, starts new ones. Each is priced first (``view_model.cost``, milliseconds): one
 above the window's prompt limits (worker.PROMPT_SECONDS, PROMPT_BYTES) is not started; its cell
 says what it would take, and a click on the cell starts it. Applying is one undo step
 (``apply_helper``).
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QDialog, QDialog
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..accounting.core.values import MAX_GROUP
-from ..engine.view_model import compute, estimate
+from ..engine.view_model import compute, cost
 from ..document.model import Document, RowSpec
 from .dpsgd_rows import (HELPER_KINDS, LABELS, MAX_DATASET, SCHEME_TEXT, SCHEME_TIPS, SCHEME_TITLES, SCHEMES,
                          SHUFFLED_KIND, dpsgd_row, dpsgd_schedule, initial_for_row, merged_row,
@@ -98,7 +98,7 @@ class DpSgdDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None, initial: dict | None = None,
                  target: str = "a new row", doc: Document | None = None,
-                 compute_fn: Callable | None = None, estimate_fn: Callable | None = None) -> None:
+                 compute_fn: Callable | None = None, cost_fn: Callable | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("DP-SGD helper")
         self.setMinimumWidth(640)
@@ -106,7 +106,7 @@ class DpSgdDialog(QDialog):
         #: the engine's compute (tests inject a fake)
         self._compute = compute_fn or compute
         #: the engine's cost estimate of a request (tests inject a fake)
-        self._estimate = estimate_fn or estimate
+        self._cost = cost_fn or cost
         init = {"dataset": 60000, "batch": 256, "epochs": 60, "sigma": 1.1, **(initial or {})}
         self._sensitivity = init.get("sensitivity", 1.0)
         self._closed = False
@@ -429,7 +429,7 @@ class DpSgdDialog(QDialog):
             relation = scheme_relation(scheme, self._doc.neighbouring, k)
             request = scheme_request(row, relation, self._doc.targets)
             try:
-                cost = self._estimate(request)
+                cost = self._cost(request)
             except Exception:  # noqa: BLE001 - the computation itself will say what is wrong
                 cost = None
             if cost is not None and cost.exceeds(PROMPT_SECONDS, PROMPT_BYTES):

@@ -55,8 +55,8 @@ why in its place. Plots export as PNG, SVG and CSV; <i>File ▸ Export report</i
 
 class MainWindow(QMainWindow):
     def __init__(self, persist: bool = True, compute_fn: Callable | None = None,
-                 estimate_fn: Callable | None = None) -> None:
-        """``compute_fn`` and ``estimate_fn`` replace the engine's ``compute`` and ``estimate``
+                 cost_fn: Callable | None = None) -> None:
+        """``compute_fn`` and ``cost_fn`` replace the engine's ``compute`` and ``estimate``
         (tests drive the window with fakes)."""
         super().__init__()
         self.persist = persist
@@ -89,7 +89,7 @@ class MainWindow(QMainWindow):
         self.budget = BudgetView(self.doc)
         self.risk = RiskPanel()
         self._build_layout()
-        self.computing = ComputeView(self, self._make_request, compute_fn, estimate_fn)
+        self.computing = ComputeView(self, self._make_request, compute_fn, cost_fn)
         self.recomputer = self.computing.recomputer
         # the status bar's widgets, for the commands below and the tests
         self.status, self.progress = self.computing.status, self.computing.progress

@@ -15,8 +15,8 @@ curves still to come) is emitted as ``partial_ready`` before the complete one ar
 ``result_ready``; partial answers of a superseded request are dropped like its final one.
 
 Cost before work: the worker first asks the engine what the request will cost
-(``view_model.estimate``, milliseconds, nothing composed). Above PROMPT_SECONDS or
-PROMPT_BYTES nothing is computed: ``confirm_needed(estimate)`` is emitted and the state is
+(``view_model.cost``, milliseconds, nothing composed). Above PROMPT_SECONDS or
+PROMPT_BYTES nothing is computed: ``confirm_needed(cost)`` is emitted and the state is
 "waiting" until ``confirm()`` runs that request (or an edit, ``cancel()`` or ``run_now()``
 replaces it).
 """
@@ -32,7 +32,8 @@ from typing import Callable
 
 from PySide6.QtCore import QElapsedTimer, QMetaObject, QObject, Qt, QTimer, Signal, Slot
 
-from ..engine.view_model import Estimate, Request, compute, estimate
+from ..engine import view_model
+from ..engine.view_model import Cost, Request
 from ..engine.host import default_engine
 from .tasks import TaskRunner, failure_text
 
@@ -55,8 +56,8 @@ PROMPT_SECONDS, PROMPT_BYTES = 5.0, 1e9
 class _Ask:
     """The worker's answer for a request too costly to start unasked."""
 
-    def __init__(self, estimate: Estimate) -> None:
-        self.estimate = estimate
+    def __init__(self, cost: Cost) -> None:
+        self.cost = cost
 
 
 class InputError(ValueError):
@@ -78,31 +79,31 @@ class Recomputer(QObject):
     #: the inputs cannot be computed (message says what to fix)
     blocked = Signal(str)
     cancelled = Signal()
-    #: the latest request is estimated to cost more than the limits (the Estimate); nothing
+    #: the latest request is estimated to cost more than the limits (the Cost); nothing
     #: runs until confirm()
     confirm_needed = Signal(object)
-    #: the estimate of the request that is about to run (the Estimate)
+    #: the estimate of the request that is about to run (the Cost)
     estimated = Signal(object)
-    _estimated = Signal(int, object)  # from the worker thread: (request id, Estimate)
+    _estimated = Signal(int, object)  # from the worker thread: (request id, Cost)
     #: after result_ready, failed, blocked, cancelled or confirm_needed of the latest request
     finished = Signal()
 
     def __init__(self, factory: Callable[[], tuple[Request, object]], compute_fn: Callable | None = None,
                  debounce_ms: int = DEBOUNCE_MS, parent: QObject | None = None,
-                 estimate_fn: Callable[[Request], Estimate] | None = None,
+                 cost_fn: Callable[[Request], Cost] | None = None,
                  limits: tuple[float | None, float | None] = (PROMPT_SECONDS, PROMPT_BYTES)) -> None:
-        """``compute_fn`` and ``estimate_fn`` replace the engine's (tests); ``limits`` are the
+        """``compute_fn`` and ``cost_fn`` replace the engine's (tests); ``limits`` are the
         seconds and bytes above which a request waits for ``confirm()`` (None: no limit)."""
         super().__init__(parent)
         if sys.getswitchinterval() > SWITCH_INTERVAL:
             sys.setswitchinterval(SWITCH_INTERVAL)
         self._factory = factory
         # the engine runs in a process of its own (engine/host.py) unless a test brings its own
-        engine = default_engine() if compute_fn is None or estimate_fn is None else None
-        self._compute = compute_fn or (engine.compute if engine is not None else compute)
+        engine = default_engine() if compute_fn is None or cost_fn is None else None
+        self._compute = compute_fn or (engine.compute if engine is not None else view_model.compute)
         #: the engine's process when it computes (``poke``d at once when a job is cancelled)
         self._engine = engine if compute_fn is None else None
-        self._estimate = estimate_fn or (engine.estimate if engine is not None else estimate)
+        self._cost = cost_fn or (engine.cost if engine is not None else view_model.cost)
         self.limits = limits
         self._waiting: tuple[Request, object] | None = None
         self._estimated.connect(self._on_estimated)
@@ -208,13 +209,13 @@ class Recomputer(QObject):
     def _submit(self, request: Request, context: object, ask: bool) -> None:
         self._submitted += 1
         request = replace(request, request_id=self._submitted)
-        compute_fn, estimate_fn, limits = self._compute, self._estimate, self.limits
+        compute_fn, cost_fn, limits = self._compute, self._cost, self.limits
         estimated, rid, partial = self._estimated, self._submitted, self._partial
         extra = {"partial": lambda res: partial.emit(rid, res, context)} if _takes_partial(compute_fn) else {}
 
         def job(progress, cancel):
             try:
-                cost = estimate_fn(request)
+                cost = cost_fn(request)
             except Exception:  # noqa: BLE001 - an estimate that fails never blocks the work
                 cost = None
             if cost is not None and ask and cost.exceeds(*limits):
@@ -277,7 +278,7 @@ class Recomputer(QObject):
         if isinstance(result, _Ask):
             self._waiting = context
             self._set_state("waiting")
-            self.confirm_needed.emit(result.estimate)
+            self.confirm_needed.emit(result.cost)
             self.finished.emit()
             return
         self._set_state("idle")

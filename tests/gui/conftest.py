@@ -72,22 +72,22 @@ def holding_engine(request, progress=None, cancel=None, partial=None):
     return compute(request, progress=progress, cancel=cancel, partial=partial)
 
 
-def holding_estimate(request):
+def holding_cost(request):
     """The engine's estimate, except that a job of ``holding_engine`` costs nothing (it is
     started at once, without the cost prompt)."""
-    from prvgui.engine.view_model import Estimate, estimate
+    from prvgui.engine.view_model import Cost, cost
     if any(r.count == HOLD_COUNT for r in request.rows):
-        return Estimate(0.0, 0.0)
-    return estimate(request)
+        return Cost(0.0, 0.0)
+    return cost(request)
 
 
 @pytest.fixture
 def window(qtbot, tmp_path):
     """A shown MainWindow whose dialogs answer by themselves (errors land in ``w.errors``); its
-    engine is ``holding_engine`` and ``holding_estimate``."""
+    engine is ``holding_engine`` and ``holding_cost``."""
     from prvgui.gui.main_window import MainWindow
 
-    w = MainWindow(persist=True, compute_fn=holding_engine, estimate_fn=holding_estimate)
+    w = MainWindow(persist=True, compute_fn=holding_engine, cost_fn=holding_cost)
     w.errors = []
     w.files.show_error = lambda title, text: w.errors.append(text)
     w.files.ask_unsaved = lambda: "discard"

@@ -59,7 +59,7 @@ def open_dialog(qtbot):
         doc = Document(list(rows), targets=targets)
         stack = QUndoStack()
         dialog = CalibrateDialog(doc, row, targets, stack, work=holding(run_calibration),
-                                 estimate=holding_price)
+                                 price=holding_price)
         qtbot.addWidget(dialog)
         dialog.show()
         made.append((dialog, stack))

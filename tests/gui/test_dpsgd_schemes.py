@@ -68,10 +68,10 @@ class FakeEngine:
 def make(qtbot):
     dialogs = []
 
-    def make_(initial=None, doc=None, engine=None, target="a new row", estimate=None):
+    def make_(initial=None, doc=None, engine=None, target="a new row", cost=None):
         doc = doc or Document(targets=Targets(1e-6, 1.0, 0.05))
         engine = engine or FakeEngine()
-        dialog = DpSgdDialog(None, {**CHUA, **(initial or {})}, target, doc, engine, estimate)
+        dialog = DpSgdDialog(None, {**CHUA, **(initial or {})}, target, doc, engine, cost)
         qtbot.addWidget(dialog)
         dialogs.append(dialog)
         return dialog, engine
@@ -207,16 +207,16 @@ def test_an_engine_failure_shows_in_its_cell_only(qtbot, make):
 
 
 def test_a_costly_scheme_is_priced_and_waits_for_a_click(qtbot, make):
-    from prvgui.accounting.core.cost import Estimate
-    from prvgui.engine.view_model import estimate as real_estimate
+    from prvgui.accounting.core.cost import Cost
+    from prvgui.engine.view_model import cost as real_cost
     priced = []
 
     def estimate(request):
         priced.append(FakeEngine.scheme_of(request))
         if FakeEngine.scheme_of(request) == "shuffled":
-            return Estimate(150.0, 3e9, 10**9, "accuracy 0.05 needs a grid of 1.0 billion points")
-        return real_estimate(request)  # the real estimate of the other schemes: cheap
-    dialog, engine = make(estimate=estimate)
+            return Cost(150.0, 3e9, 10**9, "accuracy 0.05 needs a grid of 1.0 billion points")
+        return real_cost(request)  # the real estimate of the other schemes: cheap
+    dialog, engine = make(cost=estimate)
     answers = compare(qtbot, dialog)
     assert sorted(priced) == sorted(SCHEMES)
     assert answers["poisson"] == "≤ 0.47" and answers["fixed_size"] == "≤ 0.93"

@@ -105,7 +105,7 @@ def test_the_window_relays_to_the_engine_at_its_own_priority_and_a_local_compute
         def compute(self, request, progress=None, cancel=None, partial=None):
             raise AssertionError("not called")
 
-        def estimate(self, request):
+        def cost(self, request):
             raise AssertionError("not called")
 
         def poke(self):

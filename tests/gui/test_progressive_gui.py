@@ -10,7 +10,7 @@ from prvgui.engine.view_model import CURVES, PARTS, compute
 from prvgui.document.model import RowSpec
 from prvgui.gui.compute_view import UPDATING
 
-from conftest import FAST_TARGETS, RESULT_TIMEOUT, holding_estimate
+from conftest import FAST_TARGETS, RESULT_TIMEOUT, holding_cost
 
 ROWS = [RowSpec("subsampled_gaussian", {"sigma": 1.0, "sampling_rate": 0.01, "sensitivity": 1.0}, 300, "sgd"),
         RowSpec("laplace", {"scale": 10.0, "sensitivity": 1.0}, 3, "counts")]
@@ -42,7 +42,7 @@ class Gate:
 def gated(qtbot):
     from prvgui.gui.main_window import MainWindow
     gate = Gate()
-    w = MainWindow(persist=False, compute_fn=gate, estimate_fn=holding_estimate)
+    w = MainWindow(persist=False, compute_fn=gate, cost_fn=holding_cost)
     w.files.ask_unsaved = lambda: "discard"
     qtbot.addWidget(w)
     w.show()

@@ -7,7 +7,7 @@ from typing import Sequence
 
 
 @dataclass(frozen=True)
-class Estimate:
+class Cost:
     """The predicted cost of a computation.
 
     ``seconds`` and ``bytes`` (peak memory) are for an unloaded machine; ``grid`` is the
@@ -34,13 +34,13 @@ class Estimate:
         time = format_seconds(self.seconds)
         return f"{time if time.startswith('under') else 'about ' + time} and {format_bytes(self.bytes)}"
 
-    def __add__(self, other: "Estimate") -> "Estimate":
+    def __add__(self, other: "Cost") -> "Cost":
         why = self.why if self.seconds >= other.seconds else other.why
-        return Estimate(self.seconds + other.seconds, max(self.bytes, other.bytes),
+        return Cost(self.seconds + other.seconds, max(self.bytes, other.bytes),
                         max(self.grid, other.grid), why, self.fits and other.fits)
 
 
-ZERO = Estimate(0.0, 0.0)
+ZERO = Cost(0.0, 0.0)
 
 
 def format_seconds(s: float) -> str:
@@ -69,7 +69,7 @@ def points(n: float) -> str:
     return f"{int(n):,}"
 
 
-def parallel(parts: Sequence[Estimate]) -> Estimate:
+def parallel(parts: Sequence[Cost]) -> Cost:
     """Builds run side by side (the accountant's two orders): their peaks are counted as if
     they coincided; time is counted one after the other (big grids take turns, compose.py)."""
     total = ZERO
@@ -78,7 +78,7 @@ def parallel(parts: Sequence[Estimate]) -> Estimate:
     return replace(total, bytes=sum(p.bytes for p in parts))
 
 
-def summarise(parts: Sequence[Estimate], eps_error: float, n_max: int) -> Estimate:
+def summarise(parts: Sequence[Cost], eps_error: float, n_max: int) -> Cost:
     """Parts run one after the other; the reason names the grid the accuracy asks for and what
     else dominates."""
     total = ZERO

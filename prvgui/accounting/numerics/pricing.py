@@ -57,7 +57,7 @@ from .band import X_MAX, _terms, band_limit, worth_it
 from .compose import BAND_FRACTION, BAND_N_MAX, fft_len
 from .discretize import DiscretePRV, discretize
 from ..core.errors import GridTooLarge
-from ..core.cost import ZERO, Estimate
+from ..core.cost import ZERO, Cost
 from .pipeline import Plan, coarsened, make_plan
 from ..pairs.prv import PRV
 from .tilt import AGG_REL, choose_lambda_for_delta
@@ -258,7 +258,7 @@ class CostModel:
 
     def build(self, order: str, err: float, extended: bool = False, scale: float = 1.0,
               counts: tuple[int, ...] | None = None, sweep: int = 0,
-              agg_cap: float = math.inf) -> tuple[Estimate, int, int]:
+              agg_cap: float = math.inf) -> tuple[Cost, int, int]:
         """The cost of one composition of ``order`` at error level ``err``, the grid it ends on
         and the length of its (decimated) inverse transform. ``counts`` overrides the rows'
         counts; ``sweep`` > 0 adds that many counts read from it (the steps curve);
@@ -267,7 +267,7 @@ class CostModel:
 
     def _build(self, order: str, err: float, extended: bool = False, scale: float = 1.0,
                counts: tuple[int, ...] | None = None, sweep: int = 0,
-               agg_cap: float = math.inf) -> tuple[Estimate, int, int, float]:
+               agg_cap: float = math.inf) -> tuple[Cost, int, int, float]:
         """``build``, plus the mesh scale the composition lands on."""
         prvs = self.orders[order]
         if not prvs:
@@ -290,10 +290,10 @@ class CostModel:
         try:
             n = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale)[0]
         except MemoryError:  # no grid fits: the accountant will say so
-            return Estimate(tally.seconds, tally.peak, tally.grid, "", fits=False), 0, 0, tally.scale
-        return Estimate(tally.seconds, tally.peak, tally.grid, ""), n, tally.out, tally.scale
+            return Cost(tally.seconds, tally.peak, tally.grid, "", fits=False), 0, 0, tally.scale
+        return Cost(tally.seconds, tally.peak, tally.grid, ""), n, tally.out, tally.scale
 
-    def tilted(self, order: str, err: float, delta: float, passes: int = 1) -> Estimate:
+    def tilted(self, order: str, err: float, delta: float, passes: int = 1) -> Cost:
         """``passes`` compositions of ``order`` tilted towards its tail at ``delta`` (tilt.py),
         one after the other: each the plain composition read out with no more aggregation than
         the tilt allows (AGG_REL / lambda, lambda Chernoff's for delta on the coarse rows), plus

@@ -35,7 +35,7 @@ from ..mechanisms import Neighbouring, Row
 from ..core.validate import check_delta, check_eps_error, check_epsilon, number_text
 from .closed_form import applies as closed_form_applies, closed_form
 from ..numerics.pricing import CostModel, needs_long_double
-from ..core.cost import ZERO, Estimate, parallel, summarise
+from ..core.cost import ZERO, Cost, parallel, summarise
 from ..numerics.pipeline import coarsened, certify, discretize_rows, error_level, make_plan
 from ..core.values import Bounds
 from ..numerics.profile import CertifiedProfile
@@ -333,8 +333,8 @@ class Accountant:
         return out
 
     # ------------------------------------------------------------ cost
-    def estimate(self, delta: float | None = None, epsilon: float | None = None, curves: bool = False,
-                 steps: tuple[int, Sequence[int]] | None = None) -> Estimate:
+    def cost(self, delta: float | None = None, epsilon: float | None = None, curves: bool = False,
+                 steps: tuple[int, Sequence[int]] | None = None) -> Cost:
         """The predicted time and peak memory of ``epsilon(delta)`` and ``delta(epsilon)`` (either
         may be None), plus, with ``curves``, both orders in full at delta's error level (the
         profiles behind the curves), and with ``steps`` = (row index, counts), of
@@ -351,7 +351,7 @@ class Accountant:
         single = self.screen and not curves and len(self.orders) > 1
         done: set = set()
 
-        def builds(level: float, extended: bool) -> tuple[Estimate, int, int]:
+        def builds(level: float, extended: bool) -> tuple[Cost, int, int]:
             """The missing sides of a query at one level, built side by side (``_deciding``)."""
             keys = [(o, level, extended, single and i > 0) for i, o in enumerate(self.orders)]
             got = [model.build(o, lvl, ext, SCREEN if sc else 1.0) for o, lvl, ext, sc in keys
@@ -365,7 +365,7 @@ class Accountant:
             level = error_level(delta)
             why = f"at delta {delta:g} float64 round-off matters, so it is composed tilted towards the tail"
 
-            def tilted_orders(passes: int) -> list[Estimate]:
+            def tilted_orders(passes: int) -> list[Cost]:
                 """Each order composed tilted ``passes`` times (_epsilon_tilted: which order
                 goes first depends on brackets not known yet; a later one is tilted at the lower
                 end found, then usually once more)."""
@@ -388,11 +388,11 @@ class Accountant:
         if epsilon is not None and not closed:
             parts.append(builds(1e-12, False)[0])
         if steps is not None:
-            parts.append(self._estimate_steps(steps[0], steps[1], error_level(delta or 1e-5), model))
+            parts.append(self._cost_steps(steps[0], steps[1], error_level(delta or 1e-5), model))
         return summarise(parts, self.eps_error, self.n_max)
 
-    def _estimate_steps(self, row_index: int, counts: Sequence[int], level: float,
-                        model: CostModel | None = None) -> Estimate:
+    def _cost_steps(self, row_index: int, counts: Sequence[int], level: float,
+                        model: CostModel | None = None) -> Cost:
         """``epsilon_vs_count``'s compositions: per order, one per group of counts (sweep.py).
         ``model``: the query's cost model, whose pictures of the rows (the costly part of an
         estimate) serve the sweep too when the varying row is one of its rows."""

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from .accountant import Accountant
-from ..core.cost import Estimate
+from ..core.cost import Cost
 from ..core.values import Relation, as_relation
 from ..core.validate import check_delta, check_eps_error, check_number, number_text
 from ..core.errors import Cancelled
@@ -140,23 +140,23 @@ def calibration_sweep(rows: list[Row], row_index: int, cal: Calibration, eps_err
     return np.array(values, dtype=float), out[0], out[1], out[2]
 
 
-#: what a calibration composes, for its price (``estimate_calibration``): the coarse stage's
+#: what a calibration composes, for its price (``calibration_cost``): the coarse stage's
 #: bisection in log space (at most ~14 halvings of the widest search range to 2e-3), the fine
 #: stage's certified steps and the dialog's sweep around the answer (19 points)
 COARSE_EVALS, FINE_EVALS, SWEEP_EVALS = 14, 8, 19
 
 
-def estimate_calibration(rows: list[Row], row_index: int, delta: float, eps_error: float,
-                         relation: Relation | None = None) -> Estimate:
+def calibration_cost(rows: list[Row], row_index: int, delta: float, eps_error: float,
+                         relation: Relation | None = None) -> Cost:
     """What a calibration of row ``row_index`` (and the dialog's sweep) will cost, priced at the
     row's present value: COARSE_EVALS compositions at the coarse accuracy and FINE_EVALS +
     SWEEP_EVALS at ``eps_error``. The answer's value is not known before the search, so this is
     a guide (within the factor that separates the present value's cost from the answer's)."""
     rel = as_relation(relation)
-    fine = Accountant(rows, eps_error, rel).estimate(delta=delta)
-    coarse = Accountant(rows, max(eps_error, 0.1), rel).estimate(delta=delta)
+    fine = Accountant(rows, eps_error, rel).cost(delta=delta)
+    coarse = Accountant(rows, max(eps_error, 0.1), rel).cost(delta=delta)
     n = FINE_EVALS + SWEEP_EVALS
-    return Estimate(n * fine.seconds + COARSE_EVALS * coarse.seconds, max(fine.bytes, coarse.bytes),
+    return Cost(n * fine.seconds + COARSE_EVALS * coarse.seconds, max(fine.bytes, coarse.bytes),
                     max(fine.grid, coarse.grid),
                     f"a calibration composes about {n + COARSE_EVALS} times"
                     + (f"; each: {fine.why}" if fine.why else ""), fine.fits and coarse.fits)
