@@ -96,7 +96,7 @@ def _serve(conn, cancel) -> None:
             else:
                 last = [-1.0]
 
-                def progress(f: float, text: str, jid=jid) -> None:
+                def progress(f: float, text: str, jid=jid, last=last) -> None:
                     now = time.perf_counter()
                     if now - last[0] >= PROGRESS_EVERY or f >= 1.0:
                         last[0] = now

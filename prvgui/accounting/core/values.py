@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -128,7 +128,7 @@ class Mechanism(Protocol):
 class Row:
     """One row of a composition: a mechanism self-composed ``count`` times."""
 
-    mechanism: Mechanism
+    mechanism: Any  # a kinds.base.Mechanism (checked against the protocol above)
     count: int = 1
 
     def __post_init__(self) -> None:

@@ -132,7 +132,7 @@ def choose_windows(fixed: list[tuple[PreparedRow, int]], row: PreparedRow | None
     if not any(active):
         return [(0.0, 0.0, 0.0)] * len(cs)
     hi, lo = bound(False), -bound(True)
-    for i, c in enumerate(cs):
+    for i in range(len(cs)):
         if not active[i]:
             out.append((0.0, 0.0, 0.0))
             continue
