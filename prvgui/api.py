@@ -27,7 +27,7 @@ from .accounting.queries.accountant import Accountant
 from .accounting.queries.certified import CertifiedUpper
 from .accounting.core.values import Bounds
 from .document import fileio
-from .document.model import Composition
+from .document.composition import Composition
 
 __all__ = ["AccuracyWarning", "Answer", "Bounds", "Composition", "accountant", "delta", "epsilon", "load",
            "save"]

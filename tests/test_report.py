@@ -20,7 +20,7 @@ from scipy.stats import norm
 from prvgui import __version__
 from prvgui.engine.view_model import compute
 from prvgui.cli import main
-from prvgui.document.model import Composition
+from prvgui.document.composition import Composition
 from prvgui.report import html, svg
 from prvgui.report.model import gather, request_for, risk_of
 from prvgui.report.numbers import fmt_bound

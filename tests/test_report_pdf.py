@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("PySide6.QtGui")
 
 from prvgui.engine.view_model import compute  # noqa: E402
-from prvgui.document.model import Composition  # noqa: E402
+from prvgui.document.composition import Composition  # noqa: E402
 from prvgui.report import pdf, svg  # noqa: E402
 from prvgui.report.model import gather, request_for  # noqa: E402
 

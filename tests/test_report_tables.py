@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from prvgui.engine.view_model import compute
-from prvgui.document.model import Composition
+from prvgui.document.composition import Composition
 from prvgui.report.model import request_for
 from prvgui.report.numbers import fmt_bound
 from prvgui.report.tables import accountant_lines, latex_escape, latex_table, markdown_table

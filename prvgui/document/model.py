@@ -132,49 +132,6 @@ class Targets:
     eps_error: float = 0.01
 
 
-@dataclass(frozen=True)
-class Composition:
-    """A composition as a value: what a file holds (rows, neighbouring relation, targets).
-    ``Document`` is the same thing being edited."""
-
-    rows: tuple[RowSpec, ...] = ()
-    neighbouring: str = "add_remove"
-    targets: Targets = field(default_factory=Targets)
-    #: records one protected person may contribute (group / user-level privacy)
-    group_size: int = 1
-
-    @property
-    def relation(self) -> Relation:
-        return Relation(self.neighbouring, self.group_size)
-
-    @classmethod
-    def from_dict(cls, data: object) -> "Composition":
-        """From the file format's JSON object (untrusted: every field is checked, the message
-        names it). ``format`` and ``version`` may be left out: the current version is meant."""
-        from .fileio import FORMAT, VERSION, composition_from_dict
-        if isinstance(data, dict) and "format" not in data and "version" not in data:
-            data = {"format": FORMAT, "version": VERSION, **data}
-        return composition_from_dict(data)
-
-    def to_dict(self) -> dict:
-        """The file format's JSON object."""
-        from .fileio import to_dict
-        return to_dict(self)
-
-    @classmethod
-    def of(cls, doc: "Document") -> "Composition":
-        return cls(doc.rows, doc.neighbouring, doc.targets, doc.group_size)
-
-    def document(self) -> "Document":
-        """A document to edit, holding this composition."""
-        return Document(list(self.rows), self.neighbouring, self.targets, self.group_size)
-
-    def engine_rows(self) -> list[Row]:
-        """Validated engine rows (each with a pair under the composition's relation); raises
-        ValueError naming the first bad row."""
-        return _engine_rows(self.rows, self.relation)
-
-
 class Document:
     """A composition being edited: rows, neighbouring relation, targets."""
 

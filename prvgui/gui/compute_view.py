@@ -16,19 +16,19 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from ..accounting.core.cost import Cost
+from ..document.model import Document
+from .results_panel import ResultsPanel
+from .shown import Shown
 from .widgets import ERROR_COLOR
 from .worker import Recomputer
 
-if TYPE_CHECKING:
-    from .main_window import MainWindow
 
 #: the progress bar moves at most this often (seconds)
 PROGRESS_SHOWN_S = 0.1
@@ -52,16 +52,22 @@ def _sentence(message: str) -> str:
 
 
 class ComputeView(QObject):
-    """Connects the window's Recomputer to the status bar, the cost prompt, the results panel
-    and the plots. ``window`` provides ``results``, ``plots``, ``doc`` and the
-    ``last_result``/``last_doc`` it keeps."""
+    """Connects a Recomputer to the status bar, the cost prompt, the results panel and the
+    plots, and keeps ``shown`` (what is on show) up to date. It is given what it drives and
+    nothing else: the status bar, the results panel (with its cost prompt), the plot tabs by
+    kind, the document (read: is it empty, which relation would unblock it) and a callable that
+    sets every row's relation (the one-click fix)."""
 
-    def __init__(self, window: "MainWindow", make_request: Callable, compute_fn: Callable | None = None,
+    def __init__(self, parent: QWidget, make_request: Callable, status_bar: QStatusBar,
+                 results: ResultsPanel, plots: dict, shown: Shown, doc: Document,
+                 set_relation: Callable[[str, int], None], compute_fn: Callable | None = None,
                  cost_fn: Callable | None = None) -> None:
-        super().__init__(window)
-        self.w = window
-        self.recomputer = Recomputer(make_request, compute_fn, parent=window, cost_fn=cost_fn)
-        self.prompt = window.results.prompt
+        super().__init__(parent)
+        self.results, self.plots, self.shown, self.doc = results, plots, shown, doc
+        self.set_relation = set_relation
+        self._bar = status_bar
+        self.recomputer = Recomputer(make_request, compute_fn, parent=parent, cost_fn=cost_fn)
+        self.prompt = results.prompt
         self._estimate_text = ""
         self._progress_at = -math.inf  # when the progress bar last moved (time.monotonic)
         self._latest = None  # the latest partial answer and its document, while parts wait
@@ -85,7 +91,7 @@ class ComputeView(QObject):
         self.prompt.cancel_requested.connect(r.cancel)
 
     def _build_status(self) -> None:
-        bar = self.w.statusBar()
+        bar = self._bar
         self.status = QLabel("")
         self.status.setObjectName("status")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -117,9 +123,9 @@ class ComputeView(QObject):
     # ------------------------------------------------------------ states
     def inputs_changed(self) -> None:
         self.recomputer.invalidate()
-        self.w.results.offer_fix(None)  # offered again if the new settings are still blocked
-        if self.w.last_result is not None:
-            self.w.results.set_stale("Recomputing…")
+        self.results.offer_fix(None)  # offered again if the new settings are still blocked
+        if self.shown.result is not None:
+            self.results.set_stale("Recomputing…")
         self._plots_stale(UPDATING, error=False)
 
     def _show_busy(self, state: str) -> None:
@@ -127,7 +133,7 @@ class ComputeView(QObject):
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
         self.cancel_button.setEnabled(state in ("pending", "running"))
-        if state != "waiting" and self.prompt.isVisibleTo(self.w.results):
+        if state != "waiting" and self.prompt.isVisibleTo(self.results):
             self.prompt.dismiss()
             self._after_prompt(state)
         if state == "running":
@@ -145,14 +151,13 @@ class ComputeView(QObject):
 
     def _after_prompt(self, state: str) -> None:
         """The prompt's words in the results and plots give way to what happens instead."""
-        w = self.w
         if state != "running" and state != "pending":
             return  # cancelled: _on_cancelled says so
-        if w.last_result is not None:
-            w.results.set_stale("Recomputing…")
+        if self.shown.result is not None:
+            self.results.set_stale("Recomputing…")
             return
-        w.results.clear("Computing… (progress in the status bar)")
-        for tab in w.plots.values():
+        self.results.clear("Computing… (progress in the status bar)")
+        for tab in self.plots.values():
             tab.clear("Computing…")
 
     def _tick(self) -> None:
@@ -184,30 +189,29 @@ class ComputeView(QObject):
         self.prompt.ask(estimate)
         self.set_status(f"Not started: this would take {estimate.describe()}. "
                         "“Compute anyway” (in the results) starts it.")
-        if self.w.last_result is not None:
-            self.w.results.set_stale("Out of date: the new settings wait for “Compute anyway”.")
+        if self.shown.result is not None:
+            self.results.set_stale("Out of date: the new settings wait for “Compute anyway”.")
             self._plots_stale()
         else:
-            self.w.results.clear("Not computed yet: the settings wait for “Compute anyway” above.")
-            for tab in self.w.plots.values():
+            self.results.clear("Not computed yet: the settings wait for “Compute anyway” above.")
+            for tab in self.plots.values():
                 tab.clear("Not computed yet (see the note above the results).")
 
     def _show_parts(self, result, snapshot, limit: int | None = None) -> bool:
         """Show what ``result`` holds that is not on show yet: the headline once, each plot
         whose curve is no longer pending once (the visible one first); the plots still pending
         are marked. At most ``limit`` of those (None: all); returns whether some are left."""
-        w = self.w
         if result.request.request_id != self._shown_id:
             self._shown_id, self._shown, self._shown_curve = result.request.request_id, set(), {}
-        w.last_result, w.last_doc = result, snapshot
+        self.shown.set(result, snapshot)
         done = 0
         # the results panel (and the risk panel it feeds) again when delta or the risk arrive
         head = ("headline",) + tuple(p for p in ("delta", "risk") if p not in result.pending)
         if head not in self._shown or not result.pending:
-            w.results.show_result(result)  # and the complete answer at the end (time, notes, risk)
+            self.results.show_result(result)  # and the complete answer at the end (time, notes, risk)
             self._shown.add(head)
             done += 1
-        tabs = sorted(w.plots.items(), key=lambda kv: not kv[1].isVisible())
+        tabs = sorted(self.plots.items(), key=lambda kv: not kv[1].isVisible())
         for kind, tab in tabs:
             if kind in result.pending:
                 if tab.result is not None:
@@ -255,41 +259,40 @@ class ComputeView(QObject):
     def _on_failed(self, message: str) -> None:
         message = message.replace("eps_error", "accuracy (ε error)")
         self.set_status(f"Computation failed: {message}", error=True)
-        self.w.results.set_stale(f"Out of date. Computation failed: {message}", error=True)
+        self.results.set_stale(f"Out of date. Computation failed: {message}", error=True)
         self._plots_stale()
 
     def _plots_stale(self, text: str = "Out of date: the inputs changed (see the status bar)",
                      error: bool = True) -> None:
-        for tab in self.w.plots.values():
+        for tab in self.plots.values():
             if tab.result is not None:
                 tab.set_stale(text, error)
 
     def _on_blocked(self, message: str) -> None:
-        w = self.w
-        empty = not len(w.doc)
-        fix = w.doc.relation_fix()
-        w.results.offer_fix(None if fix is None else f"Use “{fix.describe()}” for every row",
+        empty = not len(self.doc)
+        fix = self.doc.relation_fix()
+        self.results.offer_fix(None if fix is None else f"Use “{fix.describe()}” for every row",
                             None if fix is None else
-                            lambda: w.editor.set_relation(fix.neighbouring.value, fix.group_size))
+                            lambda: self.set_relation(fix.neighbouring.value, fix.group_size))
         self.set_status(_sentence(message), error=not empty)
-        if w.last_result is None or empty:
-            w.last_result = w.last_doc = None
-            w.results.clear(_sentence(message) + ".")
-            for tab in w.plots.values():  # a hint in place of empty axes
+        if self.shown.result is None or empty:
+            self.shown.set(None, None)
+            self.results.clear(_sentence(message) + ".")
+            for tab in self.plots.values():  # a hint in place of empty axes
                 tab.clear(None if empty else _sentence(message) + ".")
-            w.results.set_stale(None)
+            self.results.set_stale(None)
         else:
-            w.results.set_stale(f"Out of date: {message}", error=True)
+            self.results.set_stale(f"Out of date: {message}", error=True)
             self._plots_stale()
 
     def _on_cancelled(self) -> None:
         self.set_status("Cancelled. Edit anything or press F5 to compute again.")
-        if self.w.last_result is None and len(self.w.doc):
-            self.w.results.clear("Not computed: cancelled. Edit anything or press F5 to compute.")
-            for tab in self.w.plots.values():
+        if self.shown.result is None and len(self.doc):
+            self.results.clear("Not computed: cancelled. Edit anything or press F5 to compute.")
+            for tab in self.plots.values():
                 tab.clear("Not computed (cancelled).")
-        elif self.w.last_result is not None:
-            self.w.results.set_stale("Out of date: the computation was cancelled (F5 computes again).")
+        elif self.shown.result is not None:
+            self.results.set_stale("Out of date: the computation was cancelled (F5 computes again).")
             self._plots_stale()
 
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from .. import api
 from ..document import fileio
-from ..document.model import Composition
+from ..document.composition import Composition
 from ..document.model import Document
 from ..paths import examples
 

@@ -17,7 +17,9 @@ from ..engine.view_model import Request
 from ..document.model import Document, RowSpec
 from .budget_view import BUDGET_TAB_TIP, BudgetView, scrolling
 from .calibrate_dialog import CalibrateDialog
-from .compare import Compare, Pin
+from .compare import Compare
+from .shown import Shown
+from .pin import Pin
 from .compute_view import ComputeView
 from .dpsgd_helper import HELPER_KINDS, DpSgdDialog, apply_helper, initial_for_row
 from .editor import CompositionEditor
@@ -64,8 +66,8 @@ class MainWindow(QMainWindow):
         self.doc = Document()
         self.stack = QUndoStack(self)
         self.editor = Editor(self.doc, self.stack)
-        self.last_result = None
-        self.last_doc: Document | None = None
+        #: the answer on show and the document snapshot it answers (ComputeView sets it)
+        self.shown = Shown(self)
         self.composition = CompositionEditor(self.doc, self.editor)
         self.targets = TargetsWidget(self.doc, self.editor)
         self.results = ResultsPanel()
@@ -89,14 +91,16 @@ class MainWindow(QMainWindow):
         self.budget = BudgetView(self.doc)
         self.risk = RiskPanel()
         self._build_layout()
-        self.computing = ComputeView(self, self._make_request, compute_fn, cost_fn)
+        self.computing = ComputeView(self, self._make_request, self.statusBar(), self.results, self.plots,
+                                     self.shown, self.doc, self.editor.set_relation, compute_fn, cost_fn)
         self.recomputer = self.computing.recomputer
         # the status bar's widgets, for the commands below and the tests
         self.status, self.progress = self.computing.status, self.computing.progress
         self.cancel_button = self.computing.cancel_button
         #: the pinned result "A" (compare.py; ``pinned``)
-        self.compare = Compare(self)
-        self.report_export = ReportExport(self)
+        self.compare = Compare(self, self.results, self.plots, self.risk, self.doc, self.shown)
+        self.report_export = ReportExport(self, self.recomputer, self.shown, self.results, self.files,
+                                          self.computing.set_status)
         self.report_export.pinned = self.compare.for_report  # the report shows A too
         self._build_menus()
         self._connect()
@@ -173,7 +177,8 @@ class MainWindow(QMainWindow):
         e.addSeparator()
         self.pin_action = e.addAction("&Pin result as A", QKeySequence("Ctrl+P"), self.compare.pin)
         self.unpin_action = e.addAction("U&npin A", self.compare.unpin)
-        self.compare._show()  # the actions' enabled state
+        self.compare.actions_changed.connect(self._pin_actions)
+        self._pin_actions(self.compare.can_pin(), self.compare.pinned is not None)
         c = mb.addMenu("&Compute")
         c.addAction("&Recompute now", QKeySequence("F5"), self.recomputer.run_now)
         c.addAction("&Cancel", self.recomputer.cancel)
@@ -234,6 +239,20 @@ class MainWindow(QMainWindow):
             f"row {i + 1} ({spec.label or spec.title})" for i, spec in enumerate(doc.rows)]
         self.risk.set_row_names(names)
         self.risk.show_result(result)
+
+    def _pin_actions(self, can_pin: bool, pinned: bool) -> None:
+        self.pin_action.setEnabled(can_pin)
+        self.unpin_action.setEnabled(pinned)
+
+    @property
+    def last_result(self):
+        """The engine Result on show (None: nothing computed yet)."""
+        return self.shown.result
+
+    @property
+    def last_doc(self) -> Document | None:
+        """The document snapshot ``last_result`` answers."""
+        return self.shown.doc
 
     @property
     def pinned(self) -> Pin | None:

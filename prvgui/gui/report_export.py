@@ -7,26 +7,27 @@ read-out the report adds is computed on a worker thread (TaskRunner); the PDF is
 the GUI thread (a few tenths of a second). Errors are shown in a message box naming the path.
 
 A pinned result, when the window has one, goes beside the headline and on every plot:
-``pinned()`` returns it as (label, Result); by default the window's ``pinned_result``
-attribute (None: no pin).
+``pinned()`` returns it as (label, Result), or None (the default: no pin).
 """
 from __future__ import annotations
 
 import datetime as dt
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from ..document.fileio import atomic_write
 from ..report.model import gather
 from ..report.output import FORMATS, check_target, report_bytes, report_format
+from .files import FileController
+from .results_panel import ResultsPanel
+from .shown import Shown
 from .tasks import TaskRunner, failure_text
+from .worker import Recomputer
 
-if TYPE_CHECKING:
-    from .main_window import MainWindow
 
 HTML_FILTER, PDF_FILTER = "HTML page (*.html *.htm)", "PDF document (*.pdf)"
 REPORT_FILTERS = f"{HTML_FILTER};;{PDF_FILTER}"
@@ -40,32 +41,36 @@ def with_extension(path: str, chosen_filter: str) -> str:
 
 
 class ReportExport(QObject):
-    """Exports reports for ``window`` (its files controller, recomputer, results and last result)."""
+    """Exports reports of what is on show (``shown``): waits for the ``recomputer``'s answer while
+    one is coming, refuses while ``results`` is out of date, asks ``files`` for folders and shows
+    failures through it, and reports progress with ``set_status``."""
 
     #: the path of a report written
     written = Signal(str)
     #: the title and text of a failure (also shown through the files controller's show_error)
     failed = Signal(str, str)
 
-    def __init__(self, window: "MainWindow") -> None:
-        super().__init__(window)
-        self.w = window
+    def __init__(self, parent: QWidget, recomputer: Recomputer, shown: Shown, results: ResultsPanel,
+                 files: FileController, set_status: Callable[..., None]) -> None:
+        super().__init__(parent)
+        self._parent, self.recomputer, self.shown, self.results = parent, recomputer, shown, results
+        self.files, self.set_status = files, set_status
         self.runner = TaskRunner("report", self)
         self.runner.done.connect(self._gathered)
         self.runner.failed.connect(lambda exc: self._fail(self._path, failure_text(exc)))
-        self.runner.cancelled.connect(lambda: self.w.computing.set_status("Report not written: cancelled."))
+        self.runner.cancelled.connect(lambda: self.set_status("Report not written: cancelled."))
         self._path: str | None = None
         self._waiting: str | None = None
         self.ask_path = self._ask_path
-        self.pinned = lambda: getattr(self.w, "pinned_result", None)
-        self.w.recomputer.result_ready.connect(self._on_result)
-        self.w.recomputer.failed.connect(self._on_not_computed)
-        self.w.recomputer.cancelled.connect(lambda: self._on_not_computed("the computation was cancelled"))
-        self.w.recomputer.blocked.connect(self._on_not_computed)
+        self.pinned: Callable[[], object] = lambda: None
+        self.recomputer.result_ready.connect(self._on_result)
+        self.recomputer.failed.connect(self._on_not_computed)
+        self.recomputer.cancelled.connect(lambda: self._on_not_computed("the computation was cancelled"))
+        self.recomputer.blocked.connect(self._on_not_computed)
 
     def _ask_path(self) -> str | None:
-        start = str(Path(self.w.files.last_folder()) / "report.html")
-        path, chosen = QFileDialog.getSaveFileName(self.w, "Export report", start, REPORT_FILTERS)
+        start = str(Path(self.files.last_folder()) / "report.html")
+        path, chosen = QFileDialog.getSaveFileName(self._parent, "Export report", start, REPORT_FILTERS)
         return with_extension(path, chosen) if path else None
 
     # ------------------------------------------------------------ the command
@@ -81,15 +86,15 @@ class ReportExport(QObject):
             check_target(path)
         except (OSError, ValueError) as exc:
             return self._fail(path, str(exc))
-        state = self.w.recomputer.state
+        state = self.recomputer.state
         if state in ("pending", "running"):
             self._waiting = path
-            self.w.computing.set_status(f"The report waits for the computation: {Path(path).name}")
+            self.set_status(f"The report waits for the computation: {Path(path).name}")
             return True
-        if self.w.last_result is None or not self.w.results.body.isEnabled() or state == "waiting":
+        if self.shown.result is None or not self.results.body.isEnabled() or state == "waiting":
             return self._fail(path, "there is no current result to report: fix the inputs or compute "
                                     "(F5) first")
-        self._export(path, self.w.last_result, self.w.last_doc)
+        self._export(path, self.shown.result, self.shown.doc)
         return True
 
     def _on_result(self, result, snapshot) -> None:
@@ -106,7 +111,7 @@ class ReportExport(QObject):
         self._path = path
         pinned = self.pinned()
         created = dt.datetime.now(dt.timezone.utc)
-        self.w.computing.set_status(f"Writing the report {Path(path).name}…")
+        self.set_status(f"Writing the report {Path(path).name}…")
         self.runner.start(lambda progress, cancel: gather(snapshot, result, pinned=pinned, created=created,
                                                           cancel=cancel))
 
@@ -117,15 +122,15 @@ class ReportExport(QObject):
         except (OSError, ValueError) as exc:
             self._fail(path, getattr(exc, "strerror", None) or str(exc))
             return
-        self.w.files.remember_folder(path)
-        self.w.computing.set_status(f"Report written: {path}")
+        self.files.remember_folder(path)
+        self.set_status(f"Report written: {path}")
         self.written.emit(path)
 
     def _fail(self, path: str | None, message: str) -> bool:
         text = f"{path}: {message}"
-        self.w.computing.set_status(f"Report not written. {text}", error=True)
+        self.set_status(f"Report not written. {text}", error=True)
         self.failed.emit("Cannot export the report", text)
-        self.w.files.show_error("Cannot export the report", text)
+        self.files.show_error("Cannot export the report", text)
         return False
 
     def shutdown(self) -> None:

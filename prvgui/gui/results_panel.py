@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHe
 from ..accounting.queries.certified import CertifiedUpper
 from ..engine.view_model import bracket_shown, failure, failure_notes, untight_note, untight_sentences
 from ..report.tables import latex_table, markdown_table
-from .compare import PinBar
+from .pin import PinBar
 from .cost_prompt import CostPrompt
 from .fmt import fmt, fmt_bound
 from .widgets import ERROR_COLOR, WARN_COLOR

@@ -188,6 +188,9 @@ class FixedSizePair(Mechanism):
     sampling_rate: float
     #: Gaussian: noise s = sigma / sensitivity; Laplace: eps0 = sensitivity / scale
     noise: float
+    #: the kind's Poisson pair (noise, q, order) -> PRV, given by the kind (so that this module
+    #: does not import the kinds built on it)
+    poisson_prv: Callable[[float, float, str], PRV]
     laplace: bool = False
 
     def __post_init__(self) -> None:  # built by ``under`` from checked parameters
@@ -219,16 +222,10 @@ class FixedSizePair(Mechanism):
         if self._noiseless():
             return _blind(q, 1, True, order)
         from ..pairs import without_replacement as wr
-        if self.laplace:
-            from .subsampled_laplace import subsampled_laplace_prv
-            e = 2.0 * self.noise
-            mean, err = wr.laplace_mean(e, q)
-            parts = [subsampled_laplace_prv(e, q, o) for o in ("remove", "add")]
-        else:
-            from .subsampled_gaussian import subsampled_gaussian_prv
-            s = 0.5 * self.noise
-            mean, err = wr.gaussian_mean(s, q)
-            parts = [subsampled_gaussian_prv(s, q, o) for o in ("remove", "add")]
+        # the Poisson pair at twice the sensitivity: Laplace eps0 doubles, Gaussian noise halves
+        noise = 2.0 * self.noise if self.laplace else 0.5 * self.noise
+        mean, err = (wr.laplace_mean if self.laplace else wr.gaussian_mean)(noise, q)
+        parts = [self.poisson_prv(noise, q, o) for o in ("remove", "add")]
         return wr.symmetrised(parts[0], parts[1], mean, err + max(parts[0].mean_err, parts[1].mean_err))
 
     def eps_delta(self) -> tuple[float, float] | None:

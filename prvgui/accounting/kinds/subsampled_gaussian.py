@@ -149,7 +149,7 @@ class SubsampledGaussian(SampledBatches, Mechanism):
         from .gaussian import Gaussian
         return subsampled_under(self, relation, lambda d: Gaussian(self.sigma, d),
                                 lambda q, k, replace: GaussianMixturePair(q, k, replace, self.noise),
-                                lambda q: FixedSizePair(q, self.noise))
+                                lambda q: FixedSizePair(q, self.noise, subsampled_gaussian_prv))
 
     def attack_pair(self, relation: Relation, variant: int = 0) -> Mechanism:
         """Fixed-size batches under replace-one: the Poisson add/remove pair at twice the

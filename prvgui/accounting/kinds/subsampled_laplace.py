@@ -138,7 +138,7 @@ class SubsampledLaplace(SampledBatches, Mechanism):
         from .laplace import Laplace
         return subsampled_under(self, relation, lambda d: Laplace(self.scale, d),
                                 lambda q, k, replace: LaplaceMixturePair(q, k, replace, self.eps0),
-                                lambda q: FixedSizePair(q, self.eps0, laplace=True))
+                                lambda q: FixedSizePair(q, self.eps0, subsampled_laplace_prv, laplace=True))
 
     def attack_pair(self, relation: Relation, variant: int = 0) -> Mechanism:
         """Fixed-size batches under replace-one: the Poisson add/remove pair at twice the
