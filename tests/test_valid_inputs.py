@@ -111,3 +111,15 @@ def test_a_group_of_a_subsampled_laplace_with_huge_eps0_and_tiny_q_answers(neigh
     res = compute(Request((row,), 1e-10, 1.0, 0.05, neighbouring, 2, profile_points=20, tradeoff_points=21))
     assert res.epsilon.lower <= res.epsilon.upper
     assert all("far from private" in reason for _, reason in res.failed), res.failed
+
+
+def test_a_shuffled_gaussian_with_its_loss_near_5e11_nats_answers_every_part():
+    """(the property sweep's find: sigma 1 at sensitivity 1e6 under replace-one in groups of 5;
+    the attack pair's loss sits near 5e11 nats, with a tail to 1e14, and the tail search gave up
+    at 1e8: "PRV tail does not decay")"""
+    row = Row(mechanism_from_params("shuffled_gaussian", {"sigma": 1.0, "batches_per_epoch": 238,
+                                                          "sensitivity": 1e6}), 1153)
+    res = compute(Request((row,), 1e-5, 1.0, 0.05, "replace_one", 5, profile_points=30, tradeoff_points=31,
+                          steps_row=0, steps_points=4))
+    assert res.epsilon.lower <= res.epsilon.upper and not res.pending
+    assert all("far from private" in reason for _, reason in res.failed), res.failed

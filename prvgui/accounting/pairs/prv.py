@@ -64,7 +64,11 @@ def _search(tail: Callable[[Array], Array], tau: float, start: float, end: float
         while float(tail(np.array([far]))[0]) > tau:
             near, far = far, far + direction * step
             step *= 2.0
-            if step > 1e8:
+            # (losses up to kinds.base's BLATANT_LOSS, 1e12 nats, are finite, and their tails
+            # reach further: a shuffled Gaussian at noise 1e-6 has its mass near 5e11 and a
+            # tail to 1e14, whatever the start guess says; such a span then fails as too wide
+            # for any grid, with the message that says so)
+            if step > 1e16 + abs(start):
                 raise ArithmeticError("PRV tail does not decay; cannot truncate")
     # shrink [near, far] 65-fold per round (64 points at a time), keeping tail(far) <= tau
     while abs(far - near) > tol:
