@@ -8,6 +8,7 @@ import pytest
 
 from prvgui.accounting import Accountant, Gaussian, Laplace, Row, SubsampledGaussian
 from prvgui.accounting.queries import accountant as acc_mod
+from prvgui.accounting.queries import escalation
 from prvgui.accounting.numerics import compose as compose_mod
 from prvgui.accounting.numerics import discretize as disc_mod
 from prvgui.accounting.numerics import sweep as sweep_mod
@@ -141,7 +142,7 @@ def test_progress_moves_within_a_long_composition(monkeypatch):
     inner = [f for f in seen if 0 < f < 1]
     assert len(set(inner)) > 20  # not just "started" and "done"
     assert all(a <= b for a, b in zip(seen, seen[1:]))  # one order: never backwards
-    assert seen[-1] == pytest.approx(acc_mod.FIRST_PASS_SHARE)
+    assert seen[-1] == pytest.approx(escalation.FIRST_PASS_SHARE)
 
 
 def test_compute_reports_increasing_fractions(monkeypatch):
@@ -168,7 +169,7 @@ def test_the_band_path_reports_progress_by_chunks(monkeypatch):
     acc = Accountant(dpsgd(), 0.01, screen=False)
     acc.epsilon(1e-5, progress=seen.append)
     assert calls  # DP-SGD at 14063 steps takes the band path
-    inner = sorted({f for f in seen if 0 < f < acc_mod.FIRST_PASS_SHARE})
+    inner = sorted({f for f in seen if 0 < f < escalation.FIRST_PASS_SHARE})
     assert len(inner) > 10 and seen == sorted(seen)
 
 

@@ -28,36 +28,29 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, compose, interruptible
+from ..core.cost import ZERO, Cost, summarise
 from ..core.errors import Cancelled
-from ..core.values import ORDERS, Relation, as_relation
-from ..mechanisms import Neighbouring, Row
 from ..core.validate import check_delta, check_eps_error, check_epsilon, number_text
-from .closed_form import applies as closed_form_applies, closed_form
-from ..numerics.pricing import CostModel, needs_long_double
-from ..core.cost import ZERO, Cost, parallel, summarise
-from ..numerics.pipeline import coarsened, certify, discretize_rows, error_level, make_plan
-from ..core.values import Bounds
+from ..core.values import ORDERS, Bounds, Relation, as_relation
+from ..mechanisms import Neighbouring, Row
+from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, compose, interruptible
+from ..numerics.pipeline import certify, coarsened, discretize_rows, error_level, make_plan
+from ..numerics.pricing import CostModel
 from ..numerics.profile import CertifiedProfile
 from ..numerics.reuse import prv_of
-from ..numerics.tilt import compose_tilted
 from ..numerics.sweep import check_counts, count_groups, sweep
+from ..numerics.tilt import compose_tilted
+from . import escalation
+from .escalation import SCREEN, Pricing, Run, _intersect, max_bounds, scaled
 
 #: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
 NEIGHBOURING = (Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE)
 DEFAULT_EPS_ERROR = 0.01
-#: the second order of the pair is first composed this much coarser (``Accountant._deciding``)
-SCREEN = 10.0
 #: the share of a composition's progress given to discretising its rows (the rest: composing)
 DISCRETIZE_SHARE = 0.4
-#: delta(epsilon) is composed again tilted (tilt.py) when the additive error of its composition
-#: is more than this share of its upper end
-TILT_FLOOR = 1e-3
 #: an epsilon query composes an order tilted at most this many times (tilt.py: Chernoff's lambda
 #: first, then the tilted estimate)
 TILT_PASSES = 3
-#: the share of epsilon(delta)'s progress given to its first pass (the rest: a long-double retry)
-FIRST_PASS_SHARE = 0.6
 
 
 class _Side:
@@ -85,11 +78,6 @@ class _Joint:
                 self.done[i] = max(self.done[i], f)
                 self.progress(sum(self.done) / len(self.done))
         return report
-
-
-def _scaled(progress, lo: float, hi: float):
-    """``progress`` with the fractions 0..1 mapped onto lo..hi (None stays None)."""
-    return None if progress is None else (lambda f: progress(lo + (hi - lo) * f))
 
 
 def _rows_prvs(rows: Sequence[Row], order: str):
@@ -120,18 +108,6 @@ def rows_under(rows: Sequence[Row], relation: Relation) -> list[Row]:
         except ValueError as exc:
             raise ValueError(f"row {i + 1} ({r.mechanism.title}): {exc}") from None
     return out
-
-
-def _max_bounds(parts) -> Bounds:
-    """The bracket of the max over the orders: (side, (lower, estimate, upper)) pairs."""
-    return Bounds(*(max(b[i] for _, b in parts) for i in range(3)))
-
-
-def _intersect(a: Bounds, b: Bounds) -> Bounds:
-    """Two valid brackets of the same number: their intersection, the estimate inside it."""
-    lo, up = max(a.lower, b.lower), min(a.upper, b.upper)
-    est = b.estimate if math.isfinite(b.estimate) else a.estimate
-    return Bounds(lo, min(max(est, lo), up), up)
 
 
 class Accountant:
@@ -190,6 +166,10 @@ class Accountant:
         self._cap: float | None = None  # loss_cap, worked out once
 
     # ------------------------------------------------------------ building
+    def has_blatant(self) -> bool:
+        """Whether a row's loss is +infinity beyond any delta (``Mechanism.is_blatant``)."""
+        return any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows)
+
     @property
     def total_count(self) -> int:
         return sum(r.count for r in self.rows if r.count > 0 and not r.mechanism.is_trivial())
@@ -299,8 +279,8 @@ class Accountant:
                   extended: bool = False, target: tuple[str, float] | None = None) -> _Side:
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
         discs = discretize_rows(prvs, plan, self.n_max, self.cancel,
-                                _scaled(progress, 0.0, DISCRETIZE_SHARE))
-        options = dict(cancel=self.cancel, progress=_scaled(progress, DISCRETIZE_SHARE, 1.0),
+                                scaled(progress, 0.0, DISCRETIZE_SHARE))
+        options = dict(cancel=self.cancel, progress=scaled(progress, DISCRETIZE_SHARE, 1.0),
                        n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
         composed = None if target is None else compose_tilted(discs, target, plan.e_w, **options)
         if composed is None:
@@ -342,51 +322,24 @@ class Accountant:
         composed. A warning, not a promise: cost.py says what it leaves out."""
         delta = None if delta is None else check_delta(delta)
         epsilon = None if epsilon is None else check_epsilon(epsilon)
-        if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
+        if self.has_blatant():
             return ZERO
-        closed = self.closed_forms and closed_form_applies(self.rows)
         levels = ([error_level(delta) * 1e-3] if delta is not None else []) + [1e-12]
         model = CostModel({o: self._order_prvs(o) for o in self.orders},
                           self.eps_error, self.n_max, min(levels))
-        single = self.screen and not curves and len(self.orders) > 1
-        done: set = set()
-
-        def builds(level: float, extended: bool) -> tuple[Cost, int, int]:
-            """The missing sides of a query at one level, built side by side (``_deciding``)."""
-            keys = [(o, level, extended, single and i > 0) for i, o in enumerate(self.orders)]
-            got = [model.build(o, lvl, ext, SCREEN if sc else 1.0) for o, lvl, ext, sc in keys
-                   if (o, lvl, ext, sc) not in done]
-            done.update(keys)
-            return (parallel([e for e, _, _ in got]), max((n for _, n, _ in got), default=0),
-                    max((out for _, _, out in got), default=0))
-
-        parts = []
-        if delta is not None and (curves or not closed):
-            level = error_level(delta)
-            why = f"at delta {delta:g} float64 round-off matters, so it is composed tilted towards the tail"
-
-            def tilted_orders(passes: int) -> list[Cost]:
-                """Each order composed tilted ``passes`` times (_epsilon_tilted: which order
-                goes first depends on brackets not known yet; a later one is tilted at the lower
-                end found, then usually once more)."""
-                return [model.tilted(o, level, delta, passes) for o in self.orders]
-            if not (curves or closed) and needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0):
-                # epsilon's direct path, one step after the other: the other orders screened
-                # (_unresolved_parts), then each order tilted, usually twice (Chernoff's lambda,
-                # then the tilted estimate; a later order at the lower end found, then at its own)
-                screened = [model.build(o, level, False, SCREEN)[0] for o in self.orders[1:]]
-                parts.append(replace(sum(screened + tilted_orders(2), ZERO), why=why))
-            else:
-                est, n, out = builds(level, False)
-                parts.append(est)
-                if not closed and needs_long_double(delta, self.eps_error, self.total_count, n, out):
-                    # (after the plain pass, one order after the other: _epsilon_tilted)
-                    parts.append(replace(sum(tilted_orders(1), ZERO), why=why))
-            if curves and model.profile_reaches_far_end(self.orders[0], delta, level):
-                parts.append(replace(builds(level, True)[0], why=(
-                    "the privacy profile's far end is redone in long double")))
-        if epsilon is not None and not closed:
-            parts.append(builds(1e-12, False)[0])
+        p = Pricing(self, model, 0.0, single=self.screen and not curves and len(self.orders) > 1)
+        parts: list[Cost] = []
+        if delta is not None:
+            p.x, p.level = delta, error_level(delta)
+            parts += escalation.price(escalation.EPSILON, p)  # what epsilon(delta) runs, step by step
+            if curves:  # the profiles behind the curves: both orders in full at delta's level
+                parts.append(p.builds(p.level))
+                if model.profile_reaches_far_end(self.orders[0], delta, p.level):
+                    parts.append(replace(p.builds(p.level, True), why=(
+                        "the privacy profile's far end is redone in long double")))
+        if epsilon is not None:
+            p.x = epsilon
+            parts += escalation.price(escalation.DELTA, p)
         if steps is not None:
             parts.append(self._cost_steps(steps[0], steps[1], error_level(delta or 1e-5), model))
         return summarise(parts, self.eps_error, self.n_max)
@@ -446,44 +399,14 @@ class Accountant:
         return total, sorted(shares.items())
 
     def epsilon(self, delta: float, progress=None) -> Bounds:
-        """Certified bounds on epsilon(delta)."""
+        """Certified bounds on epsilon(delta): the strategies of ``escalation.EPSILON`` in order
+        (a blatant row, delta below what the rows spend, a closed form, the plain or the direct
+        path, tilting, long double), then capped by the largest loss the rows take."""
         delta = check_delta(delta)
-        if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
-            return Bounds(math.inf, math.inf, math.inf)
-        spent, shares = self.infinite_mass()
-        if delta < spent:  # delta(eps) >= P(loss = inf) at every eps: no finite epsilon, exactly
-            rows = ", ".join(f"row {i} ({self.rows[i - 1].mechanism.title}): {p:.3g}"
-                             for i, p in shares)
-            self._note(f"ε at δ = {number_text(delta)} is infinite: the rows spend δ = {spent:.3g} whatever ε "
-                       f"is ({rows}); a target δ above {spent:.3g} has a finite ε")
-            return Bounds(math.inf, math.inf, math.inf)
-        exact = closed_form(self.rows, delta, True) if self.closed_forms else None
-        if exact is not None:
-            return exact
-        level = error_level(delta)
-        if needs_long_double(delta, self.eps_error, self.total_count, 1 << 20, 0):
-            # float64 is too coarse for sure (its round-off on a 2^20-point grid, the least such a
-            # count needs): no plain pass for the first order, straight to the tilted one
-            parts = self._unresolved_parts(delta, level, _scaled(progress, 0.0, 0.2))
-        else:
-            parts = self._epsilon_parts(delta, level, _scaled(progress, 0.0, FIRST_PASS_SHARE))
-        res = _max_bounds(parts)
-        if res.upper - res.lower > 2 * self.eps_error_used:
-            # float64's absolute floor (~1e-14) hides delta~ near a small delta or far out:
-            # compose the orders that decide the answer tilted towards it (tilt.py)
-            res = self._epsilon_tilted(delta, level, parts, res, _scaled(progress, FIRST_PASS_SHARE, 1.0))
-        if res.upper - res.lower > 2 * self.eps_error_used and not (delta in self._tilt_used
-                                                                   and math.isfinite(res.upper)):
-            # (a finite tilted bracket is as narrow as float64's error terms allow: a long-double
-            # pass would not narrow it) otherwise:
-            # retry with a smaller additive error, the FFTs of the rows in long double
-            # (the power X^k multiplies their round-off by k)
-            finer = self._epsilon_at(delta, level * 1e-3, _scaled(progress, FIRST_PASS_SHARE, 1.0),
-                                     extended=True)
-            if finer.upper - finer.lower < res.upper - res.lower:
-                res = _intersect(res, finer)
-                self._used[delta] = level * 1e-3
-                self._tilt_used.pop(delta, None)
+        run = escalation.answer(escalation.EPSILON, Run(self, delta, progress, error_level(delta)))
+        if run.done:
+            return run.res
+        level, res = run.level, run.res
         res = _capped(res, self.loss_cap())
         if math.isfinite(res.estimate) and res.upper - res.lower > 2 * self.eps_error_used * 1.001:
             level = self._used.get(delta, level)
@@ -530,7 +453,7 @@ class Accountant:
         return out
 
     def _epsilon_at(self, delta: float, level: float, progress=None, extended: bool = False) -> Bounds:
-        return _max_bounds(self._epsilon_parts(delta, level, progress, extended))
+        return max_bounds(self._epsilon_parts(delta, level, progress, extended))
 
     def _epsilon_tilted(self, delta: float, level: float, parts, res: Bounds, progress=None) -> Bounds:
         """``res`` narrowed by tilted compositions of the sides in ``parts`` that may decide it;
@@ -562,25 +485,16 @@ class Accountant:
             lower = max(lower, got.lower)
         if used:
             self._tilt_used[delta] = used
-        return _intersect(res, _max_bounds(out))
+        return _intersect(res, max_bounds(out))
 
     def delta(self, epsilon: float, progress=None) -> Bounds:
-        """Certified bounds on delta(epsilon)."""
+        """Certified bounds on delta(epsilon): the strategies of ``escalation.DELTA`` in order (a
+        closed form, a blatant row, epsilon beyond every loss, the plain compositions, tilting)."""
         epsilon = check_epsilon(epsilon)
-        exact = closed_form(self.rows, epsilon, False) if self.closed_forms else None
-        if exact is not None:
-            return exact
-        eps = np.array([epsilon])
-        if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
-            return Bounds(1.0, 1.0, 1.0)
-        if epsilon >= self.loss_cap():
-            return Bounds(0.0, 0.0, 0.0)  # the loss never exceeds epsilon
-        (low, est, up), sides, level = self._delta_curve(eps, None, progress)
-        res = Bounds(float(low[0]), float(est[0]), float(up[0]))
-        floor = max((s.profile.err_abs for s in sides if s.profile is not None), default=0.0)
-        if floor > TILT_FLOOR * res.upper:
-            # float64's absolute floor: compose the deciding orders tilted towards epsilon
-            res, sides = self._delta_tilted(epsilon, level, sides, res)
+        run = escalation.answer(escalation.DELTA, Run(self, epsilon, progress))
+        if run.done:
+            return run.res
+        eps, res, sides, level = np.array([epsilon]), run.res, run.parts, run.level
         # the bracket eps_error asks for: the estimate eps_error to either side
         profs = [s.profile for s in sides if s.profile is not None]
         if profs:
