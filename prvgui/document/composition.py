@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..accounting.core.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_RANGE, IN_FILE, NumberError,
                                         check_number, given)
-from ..accounting.core.values import Relation, Row, check_group_size
+from ..accounting.core.values import Neighbouring, Relation, Row, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS
 from .model import KIND_TITLES, Document, RowSpec, Targets, _engine_rows, check_count, param_names
 
@@ -39,7 +39,7 @@ class Composition:
 
     @property
     def relation(self) -> Relation:
-        return Relation(self.neighbouring, self.group_size)
+        return Relation(Neighbouring.parse(self.neighbouring), self.group_size)
 
     @classmethod
     def from_dict(cls, data: object) -> "Composition":

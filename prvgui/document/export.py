@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..accounting.core.values import Relation
+from ..accounting.core.values import Neighbouring, Relation
 from .fileio import composition_comments, curve_csv
 from .model import Document
 
@@ -29,7 +29,8 @@ def batch_schemes(rows) -> list[str]:
 def setting_text(request) -> str:
     """What a result's guarantee is for, in words: the neighbouring relation, the group size and
     the sampling schemes, e.g. 'replace one record, groups of 4 records; fixed-size batches'."""
-    relation = Relation(getattr(request, "neighbouring", "add_remove"), getattr(request, "group_size", 1))
+    relation = Relation(Neighbouring.parse(getattr(request, "neighbouring", "add_remove")),
+                        getattr(request, "group_size", 1))
     schemes = batch_schemes(getattr(request, "rows", ()))
     text = relation.describe()
     if schemes:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Mapping
 
 from ..accounting.kinds.base import Points, Vector
-from ..accounting.core.values import Relation, check_group_size
+from ..accounting.core.values import Neighbouring, Relation, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS, Row, kind_class, mechanism_from_params
 from ..accounting.mechanisms import check_count as _check_count
 
@@ -173,7 +173,7 @@ class Document:
 
     @property
     def relation(self) -> Relation:
-        return Relation(self.neighbouring, self.group_size)
+        return Relation(Neighbouring.parse(self.neighbouring), self.group_size)
 
     def relation_fix(self) -> Relation | None:
         """A relation under which every row that is valid on its own is valid (the one-click switch
@@ -185,7 +185,7 @@ class Document:
             return None
         for neighbouring, group in (("replace_one", self.group_size), ("add_remove", self.group_size),
                                     ("replace_one", 1), ("add_remove", 1)):
-            rel = Relation(neighbouring, group)
+            rel = Relation(Neighbouring.parse(neighbouring), group)
             if rel != self.relation and all(r.problem(rel) is None for r in own):
                 return rel
         return None
@@ -227,7 +227,7 @@ class Document:
 
     def set_relation(self, neighbouring: str, group_size: int) -> None:
         """Change the neighbouring relation and group size (checked first)."""
-        Relation(neighbouring, check_group_size(group_size))
+        Relation(Neighbouring.parse(neighbouring), check_group_size(group_size))
         self.neighbouring, self.group_size = neighbouring, int(group_size)
         self._emit("relation", None)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -105,9 +105,10 @@ def check_count(value: object, lo: int = 0, name: str = "Count", field: str | No
     ``NumberError`` naming ``name`` otherwise."""
     whole = (isinstance(value, (int, np.integer)) and not isinstance(value, bool)) or (
         isinstance(value, float) and math.isfinite(value) and value == int(value))
-    if not whole or not lo <= value <= MAX_COUNT:
+    # (when ``whole``, value is an int, a numpy integer or an integral float)
+    if not whole or not lo <= cast(float, value) <= MAX_COUNT:
         raise NumberError(name, f"a whole number from {lo} to {MAX_COUNT:,}", value, field)
-    return int(value)
+    return int(cast(float, value))
 
 
 @runtime_checkable

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -35,7 +35,9 @@ from ..pairs.subsampling import blind_subsample
 from .base import NOISELESS, Mechanism, fixed_size_error, fixed_size_group_error
 
 
-def subsampled_under(mech: Mechanism, relation, plain: Callable[[float], Mechanism],
+# (``mech`` below: a subsampled kind, whose fields ``sampling``, ``sampling_rate`` and
+# ``sensitivity`` are read generically; the kinds import this module, not it them)
+def subsampled_under(mech: Any, relation, plain: Callable[[float], Mechanism],
                      pair: Callable[[float, int, bool], Mechanism],
                      fixed: Callable[[float], Mechanism]) -> Mechanism:
     """The pair of a subsampled kind under ``relation``, the one rule both subsampled kinds
@@ -56,7 +58,7 @@ def subsampled_under(mech: Mechanism, relation, plain: Callable[[float], Mechani
     return fixed(q) if fixed_size else pair(q, relation.group_size, relation.replace)
 
 
-def fixed_size_attack(mech: Mechanism, relation, doubled: Callable[[], Mechanism]) -> Mechanism:
+def fixed_size_attack(mech: Any, relation, doubled: Callable[[], Mechanism]) -> Mechanism:
     """A subsampled kind's realised pair (``attack_pair``): its own pair with Poisson batches;
     with fixed-size batches the Poisson add/remove pair at twice the sensitivity (``doubled()``,
     attained by the datasets of without_replacement.py and their swap), after the same refusals

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeGuard, cast
 
 import numpy as np
 
@@ -49,7 +49,8 @@ class Param:
     unit: str
     help: str
     symbol: str
-    initial: float
+    #: a float or an int here; text for a ``Choice``, a tuple for a ``Vector`` or ``Points``
+    initial: object
     lo: float = 0.0
     hi: float = math.inf
     lo_open: bool = False
@@ -57,10 +58,10 @@ class Param:
     #: only whole numbers (e.g. batches per epoch)
     integer: bool = False
 
-    def check(self, name: str, value: object) -> float:
-        """``value`` as a float (an int for ``integer`` parameters), else a ``NumberError`` naming
-        the parameter by its title (``Noise σ must be at least 0; you typed -1``) and by
-        ``name`` (its ``field``)."""
+    def check(self, name: str, value: object) -> object:
+        """``value`` as a float (an int for ``integer`` parameters; subclasses return their own
+        kinds of value), else a ``NumberError`` naming the parameter by its title
+        (``Noise σ must be at least 0; you typed -1``) and by ``name`` (its ``field``)."""
         v = check_number(self.title, value, self.lo, self.hi, self.lo_open, field=name)
         if self.integer:
             if v != int(v):
@@ -98,7 +99,7 @@ class VectorError(NumberError):
         return f"{self.label} must be {self.requirement}; {where}{given(self.value, source)}"
 
 
-def _listlike(value: object) -> bool:
+def _listlike(value: object) -> TypeGuard[list | tuple | np.ndarray]:
     return isinstance(value, (list, tuple, np.ndarray))
 
 
@@ -118,7 +119,8 @@ class Vector(Param):
         rng = range_text(self.lo, self.hi, self.lo_open)
         what = f"a list of {self.entries} ({rng})" if rng else f"a list of {self.entries}"
         _check_list(self.title, name, value, what, self.max_len, self.entries)
-        out = _numbers(value)  # type: ignore[arg-type]
+        items = cast("list | tuple | np.ndarray", value)  # (_check_list raised if it is not)
+        out = _numbers(items)
         bad = None if out is not None else 0
         if out is not None:
             ok = np.isfinite(out) & (out >= self.lo) & (out <= self.hi)
@@ -126,7 +128,7 @@ class Vector(Param):
                 ok &= out > self.lo
             bad = None if ok.all() else int(np.flatnonzero(~ok)[0])
         if bad is not None:
-            for i, v in enumerate(value):  # type: ignore[arg-type]
+            for i, v in enumerate(items):
                 if i < bad:
                     continue
                 try:
@@ -151,7 +153,7 @@ def _check_list(title: str, name: str, value: object, what: str, max_len: int, e
     """A VectorError unless ``value`` is a list of 1 to ``max_len`` entries (of any kind)."""
     if not _listlike(value):
         raise VectorError(title, what, value, field=name)
-    n = len(value)  # type: ignore[arg-type]
+    n = len(value)
     if n == 0:
         raise VectorError(title, what, value, field=name, plain="the list is empty")
     if n > max_len:
@@ -181,8 +183,9 @@ class Points(Param):
     def check(self, name: str, value: object) -> tuple[tuple[float, float], ...]:
         what = "a list of [ε, δ] pairs"
         _check_list(self.title, name, value, what, self.max_len, "[ε, δ] pairs")
+        items = cast("list | tuple | np.ndarray", value)  # (_check_list raised if it is not)
         out = []
-        for i, pair in enumerate(value):  # type: ignore[arg-type]
+        for i, pair in enumerate(items):
             if not _listlike(pair) or len(pair) != 2:
                 raise VectorError(self.title, f"{what} (two numbers each)", _pair_text(pair), field=name,
                                   entry=i + 1)
@@ -201,9 +204,9 @@ class Points(Param):
 
 def _pair_text(pair: object) -> object:
     """A bad entry of a list of pairs, as a message shows it: a short list as text."""
-    if _listlike(pair) and len(pair) <= 4:  # type: ignore[arg-type]
+    if _listlike(pair) and len(pair) <= 4:
         return "[" + ", ".join(number_text(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
-                               else str(v) for v in pair) + "]"  # type: ignore[union-attr]
+                               else str(v) for v in pair) + "]"
     return pair
 
 
@@ -278,7 +281,7 @@ class Mechanism:
         return [f.name for f in _fields(cls) if f.default is dataclasses.MISSING]
 
     @classmethod
-    def initial_params(cls) -> dict[str, float]:
+    def initial_params(cls) -> dict[str, object]:
         """The parameters of a new row of this kind."""
         return {name: p.initial for name, p in cls.param_specs().items()}
 
@@ -395,7 +398,11 @@ class Mechanism:
 class SampledBatches:
     """What the subsampled kinds share about their ``sampling`` field: Poisson batches are a
     realised pair (``tight``), fixed-size batches an upper bound only (without_replacement.py);
-    the scheme names itself in captions (``batch_scheme``)."""
+    the scheme names itself in captions (``batch_scheme``).
+
+    (Its properties stand in for Mechanism's class constants ``tight`` and ``batch_scheme``,
+    per instance; mypy allows no read-only property over a class variable, so the kinds that
+    mix this in silence that check with ``type: ignore[misc, override]``.)"""
 
     __slots__ = ()
 

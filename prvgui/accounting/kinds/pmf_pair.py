@@ -116,7 +116,9 @@ class PmfPair(Mechanism):
 
     p: tuple[float, ...] = param(_P)
     q: tuple[float, ...] = param(_Q)
-    symmetric: str = param(_SYMMETRIC, default="no", kw_only=True)  # type: ignore[assignment]
+    # (a "yes"/"no" field in place of Mechanism's bool class constant ``symmetric``, which this
+    # kind's ``orders`` reads instead; mypy allows no field over a ClassVar of another type)
+    symmetric: str = param(_SYMMETRIC, default="no", kw_only=True)  # type: ignore[assignment, misc]
 
     def __post_init__(self) -> None:
         Mechanism.__post_init__(self)

@@ -105,7 +105,7 @@ def subsampled_gaussian_prv(s: float, q: float, order: str) -> PRV:
 
 
 @dataclass(frozen=True, slots=True)
-class SubsampledGaussian(SampledBatches, Mechanism):
+class SubsampledGaussian(SampledBatches, Mechanism):  # type: ignore[misc, override]  # see SampledBatches
     """Gaussian mechanism on a Poisson subsample (one DP-SGD step)."""
 
     kind = "subsampled_gaussian"

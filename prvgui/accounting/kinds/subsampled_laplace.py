@@ -103,7 +103,7 @@ def _constant_pieces(which: str, t_minus: float, t_plus: float, e: float) -> flo
 
 
 @dataclass(frozen=True, slots=True)
-class SubsampledLaplace(SampledBatches, Mechanism):
+class SubsampledLaplace(SampledBatches, Mechanism):  # type: ignore[misc, override]  # see SampledBatches
     """Laplace mechanism on a Poisson subsample."""
 
     kind = "subsampled_laplace"

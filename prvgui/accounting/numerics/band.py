@@ -275,8 +275,8 @@ def low_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
     X is the transform of the row on the circle of n points, centred like
     compose.row_spectrum (position 0 is the cell nearest the row's mean).
     """
-    ftype = np.longdouble if extended else np.float64
-    ctype = np.clongdouble if extended else np.complex128
+    ftype: type[np.floating] = np.longdouble if extended else np.float64
+    ctype: type[np.complexfloating] = np.clongdouble if extended else np.complex128
     u = float(np.finfo(ftype).eps) / 2
     pmf = d.pmf
     w = pmf.size
@@ -359,7 +359,7 @@ def sparse_dft(d: DiscretePRV, n: int, band: int) -> tuple[np.ndarray, int, np.n
     return out, d.start + d.centre, err
 
 
-def band_logs(x: np.ndarray, err: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def band_logs(x: np.ndarray, err: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(log(|X| + err), log|X|, float error of one power per unit count) of a row's band
     transform, for product_error. A power X^k is evaluated as exp(k log|X| + i k arg X):
     log and arg carry u (|value| + 1) each, so its relative error is at most
@@ -373,7 +373,7 @@ def band_logs(x: np.ndarray, err: float) -> tuple[np.ndarray, np.ndarray, np.nda
     return np.log(mag + err), log_mag, fp
 
 
-def product_error(log_up: np.ndarray, log_val: np.ndarray, kept: np.ndarray,
+def product_error(log_up: np.ndarray | float, log_val: np.ndarray | float, kept: np.ndarray,
                   fp: np.ndarray | float = 0.0) -> np.ndarray:
     """Bound on |R_m - R~_m| for m below the band, R = prod X_i^{k_i} exactly and R~ the
     computed product (``kept``: compose.power zeroes the coefficients below e^-700).

@@ -398,7 +398,7 @@ def band_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
 
 def banded_rows(rows: list[tuple[DiscretePRV, int]], n: int, band: int, extended: bool,
                 cancel: Callable[[], bool] | None = None,
-                progress: Callable[[float], None] | None = None) -> list[tuple[np.ndarray, int, float]]:
+                progress: Callable[[float], None] | None = None) -> list[tuple[np.ndarray, int, np.ndarray]]:
     """band_dft of each row: (X on the band, grid index of position 0, absolute error);
     ``progress`` hears the fraction done (each row one part, its band chunk by chunk)."""
     out = []
@@ -409,11 +409,14 @@ def banded_rows(rows: list[tuple[DiscretePRV, int]], n: int, band: int, extended
     return out
 
 
-def banded_product(parts: list[tuple[tuple[np.ndarray, int, float], int]]
+def banded_product(parts: list[tuple[tuple[np.ndarray, int, np.ndarray], int]]
                    ) -> tuple[np.ndarray, int, np.ndarray]:
     """prod X_i^{k_i} on the band, the grid index of position 0 and the per-frequency bound
     on the error of the product (band.product_error)."""
     spectrum, n0 = None, 0
+    log_up: np.ndarray | float
+    log_val: np.ndarray | float
+    fp: np.ndarray | float
     log_up, log_val, fp = 0.0, 0.0, 0.0
     for (x, base, err), k in parts:
         p = power(x, k)
@@ -421,6 +424,7 @@ def banded_product(parts: list[tuple[tuple[np.ndarray, int, float], int]]
         n0 += k * base
         up, val, f = band_logs(x, err)
         log_up, log_val, fp = log_up + k * up, log_val + k * val, fp + k * f
+    assert spectrum is not None  # parts is not empty (choose_band allows no rows)
     return spectrum, n0, product_error(log_up, log_val, spectrum, fp)
 
 

@@ -251,8 +251,8 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         pmf = pieces[0][1]  # our own array: no copy
     else:
         pmf = np.zeros(stop - start)
-        for j0, m in pieces:
-            pmf[j0 - start:j0 - start + m.size] += m
+        for j0, piece in pieces:
+            pmf[j0 - start:j0 - start + piece.size] += piece
     # trim exact zeros at both ends (continuous parts far from their cut points)
     nz = np.flatnonzero(pmf > 0)  # (wide cells leave most of a long row empty: work on these)
     if not nz.size:
@@ -341,7 +341,9 @@ def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, i
     use = [(p, r) for p, r in (*tiers, coarse) if r >= 3 and p / 2 > tau]
     if not use:
         return np.arange(j_lo, j_hi + 2)
-    j_a, j_b = [], []  # fine cells from j_a[0] to j_b[0]; tier i beyond j_a[i] and j_b[i]
+    # fine cells from j_a[0] to j_b[0]; tier i beyond j_a[i] and j_b[i]
+    j_a: list[int] = []
+    j_b: list[int] = []
     for p, r in use:
         a = max(j_lo, min(j_hi, math.floor(c.lower_cut(p / 2, r * h) / h + 0.5)))
         j_a.append(min(a, j_a[-1]) if j_a else a)

@@ -343,7 +343,7 @@ class CostModel:
         banded = (n <= BAND_N_MAX and band is not None and band <= n // BAND_FRACTION
                   and any(worth_it(n, max(1, int(band)), c) for c in cells)
                   and n // min(d_max, n) <= self.n_max)
-        if banded:  # (compose.band_dft: low_dft where it pays, else a full transform)
+        if banded and band is not None:  # (compose.band_dft: low_dft where it pays, else a full transform)
             seconds += sum(_band_seconds(n, band, c, extended, r.edges(plan))
                            if worth_it(n, max(1, int(band)), c)
                            else RFFT_S * n * (LONG_RFFT if extended else 1.0)

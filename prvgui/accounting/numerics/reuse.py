@@ -50,7 +50,7 @@ def enabled(on: bool | None = None) -> bool:
             _state["on"] = bool(on)
         if not on:
             clear()
-    return _state["on"]
+    return bool(_state["on"])  # (always a bool; the dict holds ints too)
 
 
 def clear() -> None:

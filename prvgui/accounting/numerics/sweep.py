@@ -12,7 +12,7 @@ by a coarse sweep first (``sweep``).
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from .band import band_logs, product_error
 from .compose import (INTERRUPTIBLE_SIZE, band_dft, choose_band, fft_len, fft_rel_error, finish,
                       inf_mass_of, interruptible, row_spectrum)
 from ..core.errors import GridTooLarge, check_cancel
+from .discretize import DiscretePRV
 from .pipeline import certify, coarsened, discretize_rows, make_plan
 from ..core.values import Bounds
 from ..pairs.prv import PRV
@@ -152,14 +153,17 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
     n = fft_len(int(math.ceil(width / h)) + 4, h, agg_max)
     # the widest band is that of the smallest count (0: the other rows alone); it serves all
     c_min = int(cs.min()) if dj is not None else 0
-    band_rows = disc_o + ([(dj, c_min)] if c_min > 0 else [])
+    band_rows = disc_o + ([(cast(DiscretePRV, dj), c_min)] if c_min > 0 else [])  # (c_min > 0: dj given)
     band = choose_band(band_rows, n, h, agg_max, n_max)
-    use_band = band is not None
-    if not use_band and n > n_max:
+    if band is None and n > n_max:
         raise GridTooLarge(n, n_max, width)
+    # band_logs sums (arrays on the band path, else unused)
+    up_o: np.ndarray | float
+    val_o: np.ndarray | float
+    fp_o: np.ndarray | float
     base_spec, n0_o, k_o, up_o, val_o, fp_o = None, 0, 0, 0.0, 0.0, 0.0
     for d, k in disc_o:
-        if use_band:
+        if band is not None:
             x, b, e = band_dft(d, n, band)
             up, val, f = band_logs(x, e)
             up_o, val_o, fp_o = up_o + k * up, val_o + k * val, fp_o + k * f
@@ -170,9 +174,12 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
         p = _power_cached(_polar(x), k)
         base_spec = p if base_spec is None else base_spec * p
         check_cancel(cancel)
+    up_j: np.ndarray | float
+    val_j: np.ndarray | float
+    fp_j: np.ndarray | float
     polar_j, neg_cstar, up_j, val_j, fp_j = None, None, 0.0, 0.0, 0.0
     if dj is not None:
-        if use_band:
+        if band is not None:
             spec_j, base_j, e_j = band_dft(dj, n, band)
             up_j, val_j, fp_j = band_logs(spec_j, e_j)
         else:
@@ -191,18 +198,21 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
     for idx, c in enumerate(cs):
         check_cancel(cancel)
         c = int(c) if dj is not None else 0
-        parts = disc_o + ([(dj, c)] if c > 0 else [])
+        parts = disc_o + ([(cast(DiscretePRV, dj), c)] if c > 0 else [])  # (c > 0: dj given)
         if not parts:
             out.append(Bounds(0.0, 0.0, 0.0))
             continue
         spec = base_spec
         if c > 0:
+            assert neg_cstar is not None and polar_j is not None  # set above, as dj is given
             band_c = max(1, int(np.searchsorted(neg_cstar, -c, side="left")))
             pj_c = _power_cached((polar_j[0][:band_c], polar_j[1][:band_c]), c)
             spec = pj_c if spec is None else spec[:band_c] * pj_c
+        assert spec is not None  # parts is not empty: the other rows' product or row j's power
         n0 = n0_o + (c * base_j if c > 0 else 0)
         k_c = k_o + c
-        if use_band:
+        coef_err: np.ndarray | float
+        if band is not None:
             coef_err = product_error(np.broadcast_to(up_o + c * up_j, (band,)), val_o + c * val_j,
                                      spec, fp_o + c * fp_j)
         else:

@@ -94,7 +94,7 @@ def choose_lambda_for_delta(rows: Sequence[tuple[DiscretePRV, int]], delta: floa
     return float(_GRID[int(np.argmin(vals))])
 
 
-def _cells(d: DiscretePRV) -> tuple[tuple[np.ndarray, np.ndarray, float], ...]:
+def _cells(d: DiscretePRV) -> tuple[np.ndarray, np.ndarray, float]:
     """A row's nonzero cells as (log masses, values, 0): the exact "blocks" of tilted_mean."""
     nz = np.flatnonzero(d.pmf)
     return np.log(d.pmf[nz]), (d.start + nz) * d.h + d.shift, 0.0

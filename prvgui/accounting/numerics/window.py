@@ -18,13 +18,14 @@ def cgf_blocks(d: DiscretePRV, blocks: int = 2048) -> tuple[np.ndarray, np.ndarr
     n = d.pmf.size
     size = max(1, -(-n // blocks))
     full = n // size  # whole blocks; the last, partial one is padded on its own
-    pm = d.pmf[:full * size].reshape(-1, size)
+    whole = d.pmf[:full * size].reshape(-1, size)
+    pm: tuple[np.ndarray, ...]
     if full * size < n:
         last = np.zeros((1, size))
         last[0, :n - full * size] = d.pmf[full * size:]
-        pm = (pm, last)
+        pm = (whole, last)
     else:
-        pm = (pm,)
+        pm = (whole,)
     p = np.concatenate([b.sum(axis=1) for b in pm])
     local = np.arange(size, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -70,7 +70,7 @@ def dd_add(ah, al, bh, bl):
     return hi, e - (hi - s)
 
 
-def exp_neg_quotient(num: Array, den_hi: float, den_lo: float = 0.0) -> Array:
+def exp_neg_quotient(num: Array | float, den_hi: float, den_lo: float = 0.0) -> Array:
     """e^{-num / (den_hi + den_lo)} for exact non-negative floats ``num`` (integers, squares of
     integers below 2^26), to a few units of 2^-53 while the quotient is at most ~708.
 
@@ -126,7 +126,7 @@ class Lattice:
     sf: Callable[[Array], Array]
     mass: float
 
-    def values(self, i: Array) -> Array:
+    def values(self, i: Array | int) -> Array:
         return self.origin + self.step * np.asarray(i, dtype=float)
 
     def index(self, t: Array) -> Array:
@@ -152,6 +152,7 @@ class LatticePRV(PRV):
         """delta(eps) = inf_mass + sum over the points above eps of P(i) (1 - e^{eps - y_i}), summed
         directly (for tests and checks, as ``PRV.delta``; at most 2^26 points)."""
         lat = self.lattice
+        assert lat is not None  # lattice_prv, the only maker, always gives one
         first = int(lat.index(np.array([eps]))[0]) + 1
         if first > lat.hi:
             return min(1.0, self.inf_mass)

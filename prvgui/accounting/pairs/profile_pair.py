@@ -40,6 +40,7 @@ pair's, so delta can only grow.
 from __future__ import annotations
 
 import math
+from typing import Any, Iterable, cast
 
 from .prv import PRV, point_mass
 from ..core.validate import check_number
@@ -66,7 +67,8 @@ def check_points(points: object, name: str = "points") -> tuple[tuple[float, flo
     if len(points) > MAX_POINTS:
         raise ValueError(f"{name} may hold at most {MAX_POINTS} pairs, got {len(points)}")
     out = []
-    for i, p in enumerate(points):
+    # (untrusted: a list of pairs in practice; anything else fails with the messages below)
+    for i, p in enumerate(cast(Iterable[Any], points)):
         if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != 2:
             raise ValueError(f"{name}[{i}] must be a pair [epsilon, delta], got {p!r}")
         eps = check_number(f"{name}[{i}] epsilon", p[0], 0.0, EPS_MAX)

@@ -43,7 +43,7 @@ replacement under replace-one, at integer orders from the base mechanism's repla
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, cast
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
@@ -76,21 +76,23 @@ def symmetrised(remove: PRV, add: PRV, mean: float, mean_err: float) -> PRV:
     if mass <= 0:
         return PRV(tuple(atoms), remove.inf_mass, None, mean, mean_err)
     r_base = rc.mass - r_pos if rc is not None else 0.0  # the remove part's mass at or below 0
+    # used only where r_pos > 0 (so rc is not None) or a_neg > 0 (so ac is not None)
+    r_cont, a_cont = cast(Continuous, rc), cast(Continuous, ac)
 
     def cdf(t: Array) -> Array:
         t = np.asarray(t, dtype=float)
-        neg = ac.cdf(np.minimum(t, 0.0)) if a_neg > 0 else np.zeros(t.shape)
-        pos = rc.cdf(np.maximum(t, 0.0)) - r_base if r_pos > 0 else np.zeros(t.shape)
+        neg = a_cont.cdf(np.minimum(t, 0.0)) if a_neg > 0 else np.zeros(t.shape)
+        pos = r_cont.cdf(np.maximum(t, 0.0)) - r_base if r_pos > 0 else np.zeros(t.shape)
         return np.where(t < 0, neg, a_neg + pos)
 
     def sf(t: Array) -> Array:
         t = np.asarray(t, dtype=float)
-        pos = rc.sf(np.maximum(t, 0.0)) if r_pos > 0 else np.zeros(t.shape)
-        neg = ac.sf(np.minimum(t, 0.0)) - (ac.mass - a_neg) if a_neg > 0 else np.zeros(t.shape)
+        pos = r_cont.sf(np.maximum(t, 0.0)) if r_pos > 0 else np.zeros(t.shape)
+        neg = a_cont.sf(np.minimum(t, 0.0)) - (a_cont.mass - a_neg) if a_neg > 0 else np.zeros(t.shape)
         return np.where(t >= 0, pos, r_pos + neg)
 
-    lo = ac.lo if a_neg > 0 else 0.0
-    hi = rc.hi if r_pos > 0 else 0.0
+    lo = a_cont.lo if a_neg > 0 else 0.0
+    hi = r_cont.hi if r_pos > 0 else 0.0
     cont = Continuous(lo, hi, mass, cdf, sf, 0.0 if lo < 0 < hi else 0.5 * (lo + hi))
     return PRV(tuple(atoms), remove.inf_mass, cont, mean, mean_err)
 

@@ -62,6 +62,11 @@ class _Side:
         self.profile = profile  # None: the composition is trivially (0, 0)
         self.budget = {} if budget is None else budget
 
+    def certified(self) -> CertifiedProfile:
+        """The profile of a side that was composed (a tilted side always is)."""
+        assert self.profile is not None, "a trivial side has no profile"
+        return self.profile
+
 
 class _Joint:
     """Progress of parts built side by side: the whole is the mean of the parts' fractions."""
@@ -134,7 +139,7 @@ class Accountant:
     """
 
     def __init__(self, rows: Sequence[Row], eps_error: float = DEFAULT_EPS_ERROR,
-                 neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
+                 neighbouring: Relation | Neighbouring | str = Neighbouring.ADD_REMOVE,
                  cancel: Callable[[], bool] | None = None,
                  n_max: int = N_MAX, closed_forms: bool = True, screen: bool = True,
                  group_size: int = 1) -> None:
@@ -383,7 +388,7 @@ class Accountant:
         """P(the composed loss is +infinity), the larger over the orders, and each row's share
         (row number from 1, 1 - (1 - p)^count): the delta the rows spend whatever epsilon is
         (an approximate-DP row's delta, a pmf pair's outcomes that Q never gives)."""
-        total, shares = 0.0, {}
+        total, shares = 0.0, dict[int, float]()
         for o in self.orders:
             log_keep = 0.0
             for i, r in enumerate(self.rows):
@@ -405,8 +410,8 @@ class Accountant:
         delta = check_delta(delta)
         run = escalation.answer(escalation.EPSILON, Run(self, delta, progress, error_level(delta)))
         if run.done:
-            return run.res
-        level, res = run.level, run.res
+            return run.bracket()
+        level, res = run.level, run.bracket()
         res = _capped(res, self.loss_cap())
         if math.isfinite(res.estimate) and res.upper - res.lower > 2 * self.eps_error_used * 1.001:
             level = self._used.get(delta, level)
@@ -473,7 +478,7 @@ class Accountant:
             target = ("eps", lower) if out and lower > 0 else ("delta", delta)
             for _ in range(TILT_PASSES):
                 tside = self._tilted_side(order, level, target, progress)
-                tb = tside.profile.epsilon(delta)
+                tb = tside.certified().epsilon(delta)
                 got = _intersect(got, tb)
                 used[order] = tside
                 if got.upper <= lower or got.upper - got.lower <= 2 * self.eps_error_used \
@@ -493,8 +498,8 @@ class Accountant:
         epsilon = check_epsilon(epsilon)
         run = escalation.answer(escalation.DELTA, Run(self, epsilon, progress))
         if run.done:
-            return run.res
-        eps, res, sides, level = np.array([epsilon]), run.res, run.parts, run.level
+            return run.bracket()
+        eps, res, sides, level = np.array([epsilon]), run.bracket(), run.parts, run.level
         # the bracket eps_error asks for: the estimate eps_error to either side
         profs = [s.profile for s in sides if s.profile is not None]
         if profs:
@@ -525,7 +530,7 @@ class Accountant:
                     continue
                 plain = Bounds(*(float(v[0]) for v in side.profile.delta(eps)))
                 tside = self._tilted_side(order, level, ("eps", epsilon))
-                got = _intersect(plain, Bounds(*(float(v[0]) for v in tside.profile.delta(eps))))
+                got = _intersect(plain, Bounds(*(float(v[0]) for v in tside.certified().delta(eps))))
                 out.append((got.lower, got.estimate, got.upper))
                 used.append(tside)
             if not out:
@@ -621,14 +626,14 @@ class Accountant:
         if delta is not None and error_level(delta) > delta * 1e-4:
             return (f"δ is too small for float64: the certificate's error terms cannot go below "
                     f"{error_level(0.0):g}, which is not small against δ")
-        profs = [s for s in sides if s.profile is not None]
+        profs = [(s, s.profile) for s in sides if s.profile is not None]
         if not profs:
             return "float64 round-off"
-        worst = max(profs, key=lambda s: s.profile.err_rel)
-        if worst.profile.err_rel > 0.01:
+        worst, prof = max(profs, key=lambda sp: sp[1].err_rel)
+        if prof.err_rel > 0.01:
             return (f"the rounding of the rows' probabilities over {worst.budget.get('K', 0)} draws allows "
-                    f"a relative error of {worst.profile.err_rel:.2g} in δ")
-        err = max(s.budget.get("total_abs", 0.0) for s in profs)
+                    f"a relative error of {prof.err_rel:.2g} in δ")
+        err = max(s.budget.get("total_abs", 0.0) for s, _ in profs)
         return (f"its additive error {err:.1g} (float64 round-off of the composition) is not small "
                 "against δ")
 
@@ -673,11 +678,10 @@ class Accountant:
                     return Bounds(0.0, 0.0, 0.0) if side.profile is None else side.profile.epsilon(delta)
             return None
         known = {o: bracket(o) for o in self.orders}
-        orders = sorted(self.orders, key=lambda o: -math.inf if known[o] is None else known[o].upper,
-                        reverse=True)
+        upper = {o: -math.inf if b is None else b.upper for o, b in known.items()}
+        orders = sorted(self.orders, key=lambda o: upper[o], reverse=True)
         first = known[orders[0]]
-        apart = first is not None and all(known[o] is not None and known[o].upper < first.lower
-                                          for o in orders[1:])
+        apart = first is not None and all(known[o] is not None and upper[o] < first.lower for o in orders[1:])
         return orders, apart
 
     def error_budget(self, delta: float) -> list[dict]:

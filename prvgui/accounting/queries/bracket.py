@@ -83,4 +83,5 @@ def poisson_contrast(rows: Sequence[Row], delta: float, relation: Relation | str
     prows = poisson_rows(rows)
     if prows is None:
         return None
-    return Accountant(prows, eps_error, as_relation(relation), cancel=cancel).epsilon(delta)
+    return Accountant(prows, eps_error, as_relation(relation),
+                      cancel=cancel).epsilon(delta)

@@ -132,7 +132,8 @@ def calibration_sweep(rows: list[Row], row_index: int, cal: Calibration, eps_err
             b = cal.epsilon
         else:
             try:
-                b = Accountant(rows_with(rows, row_index, cal.parameter, v), eps_error, as_relation(relation),
+                b = Accountant(rows_with(rows, row_index, cal.parameter, v), eps_error,
+                               as_relation(relation),
                                cancel=cancel).epsilon(cal.delta)
             except (ValueError, ArithmeticError, MemoryError):
                 continue
@@ -154,7 +155,8 @@ def calibration_cost(rows: list[Row], row_index: int, delta: float, eps_error: f
     a guide (within the factor that separates the present value's cost from the answer's)."""
     rel = as_relation(relation)
     fine = Accountant(rows, eps_error, rel).cost(delta=delta)
-    coarse = Accountant(rows, max(eps_error, 0.1), rel).cost(delta=delta)
+    coarse = Accountant(rows, max(eps_error, 0.1),
+                        rel).cost(delta=delta)
     n = FINE_EVALS + SWEEP_EVALS
     return Cost(n * fine.seconds + COARSE_EVALS * coarse.seconds, max(fine.bytes, coarse.bytes),
                     max(fine.grid, coarse.grid),
@@ -201,12 +203,14 @@ class _Ctx:
 
     def _eps(self, value: float, eps_error: float) -> Bounds:
         self.evals += 1
-        return Accountant(rows_with(self.rows, self.j, self.parameter, value), eps_error, self.relation,
+        return Accountant(rows_with(self.rows, self.j, self.parameter, value), eps_error,
+                          self.relation,
                           cancel=self.cancel).epsilon(self.delta)
 
     def _rest(self) -> Bounds:
         rest = self.rows[:self.j] + self.rows[self.j + 1:]
-        return Accountant(rest, self.eps_error, self.relation, cancel=self.cancel).epsilon(self.delta)
+        return Accountant(rest, self.eps_error, self.relation,
+                          cancel=self.cancel).epsilon(self.delta)
 
     # what is measured (risk_calibrate.py measures a true-positive rate instead)
     def _aim(self) -> float:
@@ -300,7 +304,8 @@ class _Ctx:
 
     # ------------------------------------------------------------ counts
     def run_count(self) -> Calibration:
-        acc = Accountant(self.rows, self.eps_error, self.relation, cancel=self.cancel)
+        acc = Accountant(self.rows, self.eps_error, self.relation,
+                         cancel=self.cancel)
         one = self._count_bounds(acc, [1])[0]
         if one.upper > self.target:
             rest = self._rest()
@@ -311,7 +316,9 @@ class _Ctx:
         good, bad = 1, None
         limit = COUNT_SEARCH.hi
         # coarse stage (eps_error >= 0.1): bracket the count on the estimate, cheaply
-        coarse = Accountant(self.rows, max(self.eps_error, 0.1), self.relation, cancel=self.cancel)
+        coarse = Accountant(self.rows, max(self.eps_error, 0.1),
+                            self.relation,
+                            cancel=self.cancel)
         aim = self.target - 0.95 * self.eps_error
         lo_c, hi_c, c = 1, None, max(2, self.rows[self.j].count)
         while hi_c is None:

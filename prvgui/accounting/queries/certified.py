@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from .closed_form import BINOMIAL_REL
 
@@ -34,7 +34,7 @@ class CertifiedUpper:
         return {"value": self.value, "by": self.by}
 
 
-def best_upper(prv_upper: float, comparisons: Mapping[str, object], want_eps: bool = True,
+def best_upper(prv_upper: float, comparisons: Mapping[str, Any], want_eps: bool = True,
                tie: float = 0.0) -> CertifiedUpper:
     """The smallest valid upper bound, the PRV's unless another is lower by more than ``tie``.
     ``comparisons`` maps names to ``Comparison`` objects or their ``as_dict()`` forms

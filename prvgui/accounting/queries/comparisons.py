@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Sequence, cast
 
 import numpy as np
 from scipy.special import expit, gammaln, logsumexp, ndtr, ndtri
@@ -155,7 +155,7 @@ def _gdp_total(active: list[Row]) -> tuple[float | None, bool]:
     """Total mu^2 = sum count mu_i^2, and whether it is exact (every row Gaussian)."""
     mu2 = [r.count * m if (m := _row_mu2(r.mechanism)) is not None else None for r in active]
     exact = all(r.mechanism.gaussian_mu() is not None for r in active)
-    return (None if None in mu2 else math.fsum(mu2)), exact
+    return (None if None in mu2 else math.fsum(cast(list[float], mu2))), exact  # (no None in it)
 
 
 # ------------------------------------------------------------------ exact (KOV)
@@ -283,6 +283,7 @@ def exact_value(rows: Sequence[Row], x: float, want_eps: bool) -> float | None:
 def _compare(rows: Sequence[Row], x: float, want_eps: bool) -> dict[str, Comparison]:
     active, blatant = _scan(rows)
     out = {}
+    value: float | None
     for name, (label, kind) in _LABELS.items():
         if blatant or not active:
             value = (math.inf if want_eps else 1.0) if blatant else 0.0
@@ -392,6 +393,8 @@ def epsilon_vs_count(rows: Sequence[Row], row_index: int, counts: np.ndarray,
     mech = rows[row_index].mechanism
     if blatant:
         return {"rdp": np.full(c.shape, math.inf), "gdp": np.full(c.shape, math.inf)}
+    unit: np.ndarray | None
+    unit2: float | None
     if mech.is_trivial() or mech.is_blatant():
         v = math.inf if mech.is_blatant() else 0.0
         unit, unit2 = np.full(ORDERS.shape, v), v

@@ -72,6 +72,11 @@ class Run:
     def finish(self, res: Bounds) -> None:
         self.res, self.done = res, True
 
+    def bracket(self) -> Bounds:
+        """The answer so far (after the first step that gives one)."""
+        assert self.res is not None, "no step has answered yet"
+        return self.res
+
     def too_wide(self) -> bool:
         return self.res is not None and self.res.upper - self.res.lower > 2 * self.acc.eps_error_used
 
@@ -251,7 +256,7 @@ class Tilted(Strategy):
         return run.too_wide()
 
     def run(self, run: Run) -> None:
-        run.res = run.acc._epsilon_tilted(run.x, run.level, run.parts, run.res,
+        run.res = run.acc._epsilon_tilted(run.x, run.level, run.parts, run.bracket(),
                                           scaled(run.progress, FIRST_PASS_SHARE, 1.0))
 
     def expected(self, p: Pricing) -> bool:
@@ -270,14 +275,15 @@ class LongDouble(Strategy):
 
     def wanted(self, run: Run) -> bool:
         acc = run.acc
-        return run.too_wide() and not (run.x in acc._tilt_used and math.isfinite(run.res.upper))
+        return run.too_wide() and not (run.x in acc._tilt_used and math.isfinite(run.bracket().upper))
 
     def run(self, run: Run) -> None:
         acc = run.acc
         finer = acc._epsilon_at(run.x, run.level * 1e-3, scaled(run.progress, FIRST_PASS_SHARE, 1.0),
                                 extended=True)
-        if finer.upper - finer.lower < run.res.upper - run.res.lower:
-            run.res = _intersect(run.res, finer)
+        res = run.bracket()
+        if finer.upper - finer.lower < res.upper - res.lower:
+            run.res = _intersect(res, finer)
             acc._used[run.x] = run.level * 1e-3
             acc._tilt_used.pop(run.x, None)
 
@@ -333,10 +339,10 @@ class TiltedDelta(Strategy):
 
     def wanted(self, run: Run) -> bool:
         floor = max((s.profile.err_abs for s in run.parts if s.profile is not None), default=0.0)
-        return floor > TILT_FLOOR * run.res.upper
+        return floor > TILT_FLOOR * run.bracket().upper
 
     def run(self, run: Run) -> None:
-        run.res, run.parts = run.acc._delta_tilted(run.x, run.level, run.parts, run.res)
+        run.res, run.parts = run.acc._delta_tilted(run.x, run.level, run.parts, run.bracket())
 
     def expected(self, p: Pricing) -> bool:
         return False

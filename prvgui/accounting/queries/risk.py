@@ -94,7 +94,8 @@ def risk(rows: Sequence[Row], fprs: Sequence[float] = DEFAULT_FPRS,
          cancel: Callable[[], bool] | None = None) -> Risk:
     """Certified TPR of the best membership-inference attack at each FPR, and its advantage."""
     fprs = check_fprs(fprs)
-    acc = Accountant(rows, eps_error, as_relation(relation), cancel=cancel, screen=False)
+    acc = Accountant(rows, eps_error, as_relation(relation),
+                     cancel=cancel, screen=False)
     return risk_of(acc, fprs)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, cast
 
 import numpy as np
 
@@ -83,7 +83,8 @@ def calibrate_risk(rows: list[Row], row_index: int, parameter: str, fpr: float, 
     eps_error = check_eps_error(eps_error)
     ctx = _RiskCtx(rows, row_index, parameter, t, math.nan, eps_error, progress, cancel,
                    as_relation(relation), fpr=a)
-    return ctx.run_count() if parameter == "count" else ctx.run_real()
+    # (run_real's answer comes from _answer, which _RiskCtx makes a RiskCalibration)
+    return ctx.run_count() if parameter == "count" else cast(RiskCalibration, ctx.run_real())
 
 
 @dataclass
@@ -91,7 +92,8 @@ class _RiskCtx(_Ctx):
     fpr: float = 0.01
 
     def _tpr(self, rows: list[Row], eps_error: float) -> Bounds:
-        acc = Accountant(rows, eps_error, self.relation, cancel=self.cancel, screen=False)
+        acc = Accountant(rows, eps_error, self.relation,
+                         cancel=self.cancel, screen=False)
         lo, est, up = tpr_bounds(acc, np.array([self.fpr]))
         return Bounds(float(lo[0]), float(est[0]), float(up[0]))
 
@@ -117,7 +119,8 @@ class _RiskCtx(_Ctx):
         return RiskCalibration(self.parameter, value, bounds, self.fpr, self.target, at_bound)
 
     # ------------------------------------------------------------ counts
-    def run_count(self) -> RiskCalibration:
+    # (replaces _Ctx.run_count, whose answer is a Calibration: the answers are different types)
+    def run_count(self) -> RiskCalibration:  # type: ignore[override]
         """The largest count with certified upper TPR <= target: the row's count doubled (or
         halved) until the target is crossed, then bisected; every comparison is certified."""
         one = self._eps(1, self.eps_error)
@@ -146,6 +149,7 @@ class _RiskCtx(_Ctx):
             if bad is None:
                 return self._answer(good, good_b, at_bound=True)
         else:  # halve until feasible (1 is)
+            assert bad is not None  # (feasible(c) failed: it set bad)
             while good == 1 and bad // 2 > 1:
                 feasible(bad // 2, "bracketing the count")
         while bad - good > 1:
