@@ -43,6 +43,7 @@ class ApproxDP(Mechanism):
     """Any (epsilon, delta)-DP mechanism, via its dominating pair (PRV paper, App. B)."""
 
     kind = "approx_dp"
+    examples = ({"epsilon": 0.3, "delta": 1e-3}, {"epsilon": 0.0, "delta": 0.2})
     since_version = 1
     title = "Approximate (ε, δ)-DP"
     summary = "Any mechanism known only to be (ε, δ)-DP, accounted for by its worst case."

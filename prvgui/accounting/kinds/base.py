@@ -255,6 +255,10 @@ class Mechanism:
     batch_scheme: ClassVar[str | None] = None
     #: the first composition file version that holds the kind
     since_version: ClassVar[int] = 2
+    #: parameter sets where the kind's pair is worth checking (corners: little or much noise,
+    #: small or large rates), beside a new row's; the contract tests run every kind on them
+    #: (tests/accounting/kinds/test_contract.py), so that a new kind is checked from its module
+    examples: ClassVar[tuple[dict[str, object], ...]] = ()
 
     def __post_init__(self) -> None:
         for f in _fields(self):
@@ -284,6 +288,11 @@ class Mechanism:
     def initial_params(cls) -> dict[str, object]:
         """The parameters of a new row of this kind."""
         return {name: p.initial for name, p in cls.param_specs().items()}
+
+    @classmethod
+    def example_instances(cls) -> list["Mechanism"]:
+        """The kind at a new row's parameters and at each of ``examples``."""
+        return [cls.from_params(cls.initial_params())] + [cls.from_params(e) for e in cls.examples]
 
     @classmethod
     def from_params(cls, params: dict[str, object]) -> "Mechanism":

@@ -110,6 +110,7 @@ class DiscreteGaussian(Mechanism):
     """Discrete Gaussian noise added to an integer-valued query (CKS 2020)."""
 
     kind = "discrete_gaussian"
+    examples = ({"sigma": 0.5}, {"sigma": 3.0, "sensitivity": 2})
     title = "Discrete Gaussian"
     menu_order = 12
 

@@ -96,6 +96,7 @@ class DiscreteLaplace(Mechanism):
     """Discrete Laplace noise added to an integer-valued query."""
 
     kind = "discrete_laplace"
+    examples = ({"scale": 0.5}, {"scale": 4.0, "sensitivity": 3})
     title = "Discrete Laplace"
     menu_order = 22
 

@@ -129,6 +129,7 @@ class ExponentialMechanism(Mechanism):
     """Any epsilon-bounded-range selection (exponential mechanism, Gumbel report-noisy-max)."""
 
     kind = "exponential_mechanism"
+    examples = ({"epsilon": 0.1}, {"epsilon": 4.0})
     title = "Exponential mechanism (ε-BR)"
     menu_order = 80
     tight = False

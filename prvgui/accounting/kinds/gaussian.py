@@ -46,6 +46,7 @@ class Gaussian(Mechanism):
     """Gaussian noise added to a query of bounded L2 sensitivity."""
 
     kind = "gaussian"
+    examples = ({"sigma": 0.3}, {"sigma": 4.0, "sensitivity": 2.0})
     since_version = 1
     title = "Gaussian"
     summary = "Adds Gaussian noise of standard deviation σ to a query whose L2 sensitivity is Δ."

@@ -64,6 +64,7 @@ class Laplace(Mechanism):
     """Laplace noise added to a query of bounded L1 sensitivity."""
 
     kind = "laplace"
+    examples = ({"scale": 0.2}, {"scale": 5.0, "sensitivity": 2.0})
     since_version = 1
     title = "Laplace"
     summary = "Adds Laplace noise of scale b to a query whose L1 sensitivity is Δ."

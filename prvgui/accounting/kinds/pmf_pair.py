@@ -109,6 +109,8 @@ class PmfPair(Mechanism):
     """Your own pair of output distributions p and q over finitely many outcomes."""
 
     kind = "pmf_pair"
+    examples = ({"p": (0.5, 0.3, 0.2), "q": (0.2, 0.3, 0.5)}, {"p": (0.9, 0.1, 0.0), "q": (0.5, 0.25, 0.25)},
+                {"p": (0.6, 0.4), "q": (0.4, 0.6), "symmetric": "yes"})
     title = "Pair of distributions (p, q)"
     summary = ("A mechanism given by its two output distributions p and q over the same outcomes, "
                "for one neighbouring step (one record).")

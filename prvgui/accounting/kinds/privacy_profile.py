@@ -56,6 +56,7 @@ class PrivacyProfile(Mechanism):
     """Any mechanism known to satisfy a list of (ε, δ) guarantees (its privacy profile's points)."""
 
     kind = "privacy_profile"
+    examples = ({"points": ((0.1, 0.1), (1.0, 1e-3))},)
     title = "Privacy profile (ε, δ points)"
     summary = ("A mechanism known only through (ε, δ) guarantees it satisfies, accounted for by the "
                "least pair that satisfies them all.")

@@ -33,6 +33,7 @@ class RandomizedResponse(Mechanism):
     """Binary randomized response reporting the true bit with probability e^eps/(1+e^eps)."""
 
     kind = "randomized_response"
+    examples = ({"epsilon": 0.01}, {"epsilon": 3.0})
     since_version = 1
     title = "Randomized response"
     summary = "Reports one private bit truthfully with probability e^ε / (1 + e^ε), else flipped."

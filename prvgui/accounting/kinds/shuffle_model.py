@@ -67,6 +67,7 @@ class ShuffleModel(Mechanism):
     """n users' eps0-LDP reports, shuffled (FMT21 clone pair; replace-one neighbouring)."""
 
     kind = "shuffle_model"
+    examples = ({"epsilon0": 0.5, "n": 1000}, {"epsilon0": 3.0, "n": 100000})
     title = "Shuffle model (ε₀-LDP reports)"
     menu_order = 75
     tight = False

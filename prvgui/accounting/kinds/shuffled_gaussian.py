@@ -43,6 +43,7 @@ class ShuffledGaussian(Mechanism):
     """Gaussian noise on each of T shuffled batches per epoch (DP-SGD with shuffling)."""
 
     kind = "shuffled_gaussian"
+    examples = ({"sigma": 0.8, "batches_per_epoch": 1000}, {"sigma": 2.0, "batches_per_epoch": 10})
     title = "Shuffled Gaussian (DP-SGD epoch)"
     menu_order = 65
     tight = False

@@ -107,6 +107,8 @@ class SubsampledLaplace(SampledBatches, Mechanism):  # type: ignore[misc, overri
     """Laplace mechanism on a Poisson subsample."""
 
     kind = "subsampled_laplace"
+    examples = ({"scale": 0.3, "sampling_rate": 0.03}, {"scale": 2.0, "sampling_rate": 0.5},
+                {"scale": 1.0, "sampling_rate": 0.05, "sampling": "fixed_size"})
     since_version = 1
     title = "Subsampled Laplace"
     summary = "Laplace noise of scale b on a Poisson subsample: each record is used with probability q."

@@ -135,6 +135,7 @@ class ZCDP(Mechanism):
     """Any (xi, rho)-zCDP mechanism, via the pair of its (eps, delta) profile."""
 
     kind = "zcdp"
+    examples = ({"rho": 0.01}, {"rho": 2.0, "xi": 0.1})
     title = "zCDP (ρ)"
     menu_order = 85
     tight = False
