@@ -15,7 +15,7 @@ class PureDP(RandomizedResponse):
     """Any epsilon-DP mechanism; its worst-case PRV is randomized response (KOV 2015)."""
 
     kind = "pure_dp"
-    examples = ({"epsilon": 2.0},)
+    examples = ({"epsilon": 2.0}, {"epsilon": 0.01})
     title = "Pure ε-DP"
     summary = "Any mechanism known only to be ε-DP, accounted for by its worst case."
     menu_order = 40

@@ -14,7 +14,7 @@ accountant in one of two exact forms (``lattice_prv``):
   Nothing is merged, so neither the lower nor the upper bound moves. No atom count limit arises.
 
 The accuracy the discretiser trusts (discretize.CDF_ULPS: the sf to a relative 64 units of 2^-53,
-the cdf to an absolute 64 units) is met by (tests/test_discrete.py checks it against mpmath):
+the cdf to an absolute 64 units) is met by (tests/accounting/kinds/test_discrete.py checks it against mpmath):
 
 * ``exp_neg_quotient``: e^{-n/d} with the quotient n/d carried to about 2^-106 (Dekker's exact
   product), so a weight e^{-700} keeps a relative error of a few units, not 700 of them;

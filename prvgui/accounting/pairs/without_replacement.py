@@ -23,7 +23,7 @@ model, which depends on earlier outputs), a step may be R-like or A-like for the
 datasets: composing R and A separately and taking the larger (what add/remove allows) is not
 a bound here. An adaptive adversary that picks R or A at each step from the losses seen so
 far beats both (sigma 2, q 0.05, 100 steps, delta 1e-5: R composed 3.40, adaptive 3.45;
-tests/test_fixed_size.py). C_q(f) composed is certified (f-DP composition holds adaptively).
+tests/accounting/pairs/test_fixed_size.py). C_q(f) composed is certified (f-DP composition holds adaptively).
 
 The PRV of C_q(f). For epsilon >= 0 delta_R >= delta_A (the symmetric base makes f_q lie
 below f_q^{-1} left of their fixed point: Dong, Roth, Su, the proof of Thm 4.2; checked on a

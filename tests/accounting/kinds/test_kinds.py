@@ -192,7 +192,7 @@ def test_no_module_spells_out_a_kind_outside_its_own():
     """A kind's name appears in its own module and in at most one other module of prvgui/ (the
     file format's documentation shows one)."""
     import pathlib
-    root = pathlib.Path(__file__).resolve().parent.parent / "prvgui"
+    root = pathlib.Path(__file__).resolve().parents[3] / "prvgui"
     for kind in KINDS:
         own = root / "accounting" / "kinds" / f"{kind}.py"
         hits = [p for p in root.rglob("*.py") if p != own and

@@ -7,7 +7,7 @@ import pytest
 from prvgui.document import Document, FileFormatError, RowSpec, Targets, dumps, load, loads, save
 from prvgui.document.fileio import curve_csv
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 
 
 def doc_text(mechs, **top):

@@ -5,7 +5,7 @@ report. No exception; every part present or failed with a reason of the engine's
 brackets ordered, estimates inside them, the published bound within the bracket's upper end.
 
 The CI run draws 25 fixed examples (derandomized); by hand, a large random one:
-    PRVGUI_SPACE_EXAMPLES=2000 pytest -m slow tests/test_input_space.py
+    PRVGUI_SPACE_EXAMPLES=2000 pytest -m slow tests/engine/test_input_space.py
 """
 import math
 import os
@@ -92,7 +92,7 @@ def test_every_valid_input_answers_every_part(mech, neighbouring, group, count, 
         mech.check_relation(__import__("prvgui.accounting.kinds.base", fromlist=["Relation"]).Relation(
             neighbouring, group))
     except ValueError:
-        return  # refused with a message (tests/test_relations.py checks those messages)
+        return  # refused with a message (tests/accounting/kinds/test_relations.py checks those messages)
     req = Request((Row(mech, count),), delta, 1.0, 0.05, neighbouring, group, profile_points=30,
                   tradeoff_points=31, steps_row=0, steps_points=4)
     res = compute(req)

@@ -16,7 +16,7 @@ from prvgui.accounting.kinds.approx_dp import group_delta
 from prvgui.accounting.core.values import Relation
 from prvgui.document.fileio import FileFormatError, loads_composition
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 @pytest.mark.parametrize("neighbouring,k,factor", [("replace_one", 1, 2), ("add_remove", 3, 3),
