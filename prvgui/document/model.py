@@ -142,7 +142,6 @@ class Document:
         self.group_size = group_size
         self._targets = targets or Targets()
         self._listeners: list[Listener] = []
-        self.steps_row: int | None = None
 
     # ------------------------------------------------------------ events
     def subscribe(self, fn: Listener) -> None:

@@ -291,7 +291,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         eps = Bounds(0.0, math.inf, math.inf)
         curves = False
     if bracket.has_untight(given) and not headline_failed:
-        step(0.38, "lower bound for shuffled batches")
+        step(0.38, "proven lower bound (a realised pair)")
         at_least = attempt("bracket", lambda: bracket.epsilon_at_least(
             given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
         poisson = attempt("bracket", lambda: bracket.poisson_contrast(

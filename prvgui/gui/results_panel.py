@@ -4,8 +4,9 @@ Printed bounds are rounded outwards (``fmt_bound``): the upper bound shown is ne
 the computed one. While the inputs have changed since the shown result, the panel is
 greyed out and a banner says why (recomputing, or what to fix).
 
-With shuffled batches (``Result.epsilon_at_least``) the certified bound holds but no tight
-accountant exists: beside the headline the panel says in words that the true ε lies between
+Where a row's pair is an upper bound only (shuffled or fixed-size batches, zCDP, the exponential
+mechanism, the shuffle model: ``Result.epsilon_at_least``) the certified bound holds but no
+tight accountant exists: beside the headline the panel says in words that the true ε lies between
 the proven lower bound and the certified upper bound, with the Poisson number for contrast,
 marked as not a guarantee. The headline's publishable number stays the certified upper bound. Above it, the cost prompt
 asks before a costly computation starts (cost_prompt.py).

@@ -1,4 +1,4 @@
-"""The value a cost estimate is (cost.py makes it): seconds, peak bytes, the grid the accuracy
+"""The price of a query, as a value (numerics/pricing.py works it out): seconds, peak bytes, the grid the accuracy
 asks for and the reason, in words; and how estimates of parts add up."""
 from __future__ import annotations
 

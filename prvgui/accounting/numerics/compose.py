@@ -336,7 +336,7 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
                           extended)
 
 
-#: the shares of a row's time on the FFT path: its transform, then its power (cost.py)
+#: the shares of a row's time on the FFT path: its transform, then its power (pricing.py)
 _RFFT_SHARE = 0.3
 
 

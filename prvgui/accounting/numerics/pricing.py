@@ -17,9 +17,9 @@ window (window.py, whose width does not depend on the mesh) and the band limit
 milliseconds per order of the pair and composes nothing.
 
 It is a warning, not a certificate: the figures are for an unloaded machine; the rebuilds
-that depend on the answer are predicted by rule (``needs_long_double`` for epsilon's
-long-double retry, ``CostModel.profile_reaches_far_end`` for the privacy profile's), except
-the delta query's refinement at a smaller error level, which is not counted; two orders
+that depend on the answer are predicted by rule (``needs_long_double`` for epsilon's tilted
+compositions, ``CostModel.profile_reaches_far_end`` for the privacy profile's long-double redo);
+what no rule predicts is left out (docs/method.md, "Escalation"); two orders
 built side by side are counted one after the other (their memory as if at the same time).
 
 Calibration, measured on the development machine (2 cores shared with other jobs: load
@@ -386,8 +386,9 @@ def _band_seconds(n: int, band: float, cells: int, extended: bool, edges: float 
 
 
 def needs_long_double(delta: float, eps_error: float, k_total: int, n: int, out: int) -> bool:
-    """Whether epsilon(delta) will be recomputed in long double (accountant.epsilon): when the
-    float64 round-off is not small against delta * eps_error. The round-off is that of the
+    """Whether float64 is too coarse for epsilon(delta) (escalation.py: the direct tilted path on
+    the least grid, or the tilted step after the plain pass): when its round-off is not small
+    against delta * eps_error. The round-off is that of the
     K-fold powers (observed: 4 to 35 K u log2 n in delta on DP-SGD grids; 32 is taken) plus
     the inverse transform's noise floor over its ``out`` points (observed: 0.01 to 0.9 u out
     for Laplace rows; 0.5 is taken). On DP-SGD with K = 14063 this says yes from delta 1e-7

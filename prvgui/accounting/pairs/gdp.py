@@ -14,7 +14,8 @@ from typing import Callable
 import numpy as np
 from scipy.special import log_ndtr
 
-from .prv import PRV, integrate
+from .prv import PRV
+from .quadrature import integrate
 
 
 def prv_mu2(p: PRV) -> float:

@@ -33,11 +33,11 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from .mixture import _check, _check_k, binomial_weights
-from .rdp import lse_up, rr_rdp
+from .quadrature import GL_W, GL_X, lse_up
+from .rdp import rr_rdp
 
 Array = np.ndarray
 MAX_PANELS = 40_000
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
 _LOG_SQRT2PI = 0.5 * math.log(2 * math.pi)
 _U = 2.0 ** -53
 
@@ -107,8 +107,8 @@ def _log_integrals(lp, lq, breaks: Array, h: float, a: Array, lo: Array, hi: Arr
     rules = []
     for e in (fine_edges, edges):
         half = 0.5 * np.diff(e)
-        x = ((e[:-1] + half)[:, None] + half[:, None] * _GL_X).ravel()
-        rules.append((lp(x).reshape(-1, 16), lq(x).reshape(-1, 16), np.log(half[:, None] * _GL_W)))
+        x = ((e[:-1] + half)[:, None] + half[:, None] * GL_X).ravel()
+        rules.append((lp(x).reshape(-1, 16), lq(x).reshape(-1, 16), np.log(half[:, None] * GL_W)))
     out, left, right = np.empty(a.shape), np.empty(a.shape), np.empty(a.shape)
     for i, ai in enumerate(a):
         c0 = max(int(np.searchsorted(edges, lo[i], side="right")) - 1, 0)

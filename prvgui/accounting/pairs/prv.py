@@ -25,6 +25,8 @@ from typing import Callable
 
 import numpy as np
 
+from .quadrature import integrate
+
 Array = np.ndarray
 
 
@@ -137,38 +139,5 @@ def point_mass(loc: float) -> PRV:
 TRIVIAL = point_mass(0.0)
 
 
-# 16-point Gauss-Legendre rule on [-1, 1] (numpy.polynomial.legendre.leggauss(16), written out:
-# so that building a PRV does not import numpy.polynomial; tests check the two agree)
-_GL_HALF_X = (0.09501250983763744, 0.2816035507792589, 0.45801677765722737, 0.6178762444026438,
-              0.755404408355003, 0.8656312023878318, 0.9445750230732326, 0.9894009349916499)
-_GL_HALF_W = (0.18945061045506864, 0.18260341504492364, 0.16915651939500265, 0.1495959888165767,
-              0.12462897125553407, 0.0951585116824926, 0.062253523938647456, 0.027152459411754176)
-_GL_X = np.array([-v for v in _GL_HALF_X[::-1]] + list(_GL_HALF_X))
-_GL_W = np.array(list(_GL_HALF_W[::-1]) + list(_GL_HALF_W))
-
-
-def integrate(f: Callable[[Array], Array], breaks: list[float], panels: int = 64
-              ) -> tuple[float, float]:
-    """Composite 16-point Gauss-Legendre over consecutive breaks, with an error estimate.
-
-    The estimate is the difference to the rule with half as many panels (an
-    overestimate for smooth integrands, whose error falls like panels^-32).
-    """
-    br = np.asarray(breaks, dtype=float)
-    a, b = br[:-1, None], br[1:, None]
-
-    def rule(m: int) -> float:
-        # every interval's m panels at once: one call of f
-        t = np.linspace(0.0, 1.0, m + 1)[None, :]
-        edges = a + (b - a) * t
-        edges[:, -1] = br[1:]
-        half = 0.5 * np.diff(edges, axis=1)
-        mid = 0.5 * (edges[:, :-1] + edges[:, 1:])
-        x = mid[:, :, None] + half[:, :, None] * _GL_X[None, None, :]
-        vals = f(x.ravel()).reshape(x.shape) @ _GL_W
-        return math.fsum((vals * half).sum(axis=1))
-
-    fine, coarse = rule(panels), rule(panels // 2)
-    return fine, abs(fine - coarse)
 
 

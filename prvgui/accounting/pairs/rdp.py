@@ -15,38 +15,15 @@ from typing import Callable
 
 import numpy as np
 
+from .quadrature import log_integrate, lse_up  # noqa: F401 - lse_up: the kinds' RDP sums use it too
+
 #: Renyi orders; subsampled mechanisms use the integer ones only.
 ORDERS = np.array([1.01, 1.05, 1.1, 1.25, 1.5, 1.75, *np.arange(2.0, 10.5, 0.5), *range(11, 65),
                    80, 96, 128, 192, 256, 512, 1024], dtype=float)
 ORDERS.setflags(write=False)
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
 _ULP, _MAX_PANELS = 4.5e-16, 40_000
 #: the subsampled Gaussian's quadrature covers its integrand's peak +- this (in noise units)
 _HALF_RANGE = 12.0
-
-
-def lse_up(t: np.ndarray, axis: int = -1) -> np.ndarray:
-    """log sum exp(t) plus a few ulps of the terms' size, so that rounding never lowers the
-    RDP. (Shifted by the largest term, as scipy's logsumexp, whose array-API dispatch costs
-    more than the sum itself on the quadratures' short arrays.)"""
-    t = np.asarray(t, dtype=float)
-    top = np.max(t, axis=axis, keepdims=True)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        top = np.where(np.isfinite(top), top, 0.0)  # all -inf: the sum is 0; +inf: inf
-        m = np.log(np.sum(np.exp(t - top), axis=axis)) + np.squeeze(top, axis=axis)
-        w = np.exp(t - np.expand_dims(m, axis))
-        size = np.sum(np.where(w > 0, w * np.abs(t), 0.0), axis=axis)
-        return np.where(m == -np.inf, m, m + 4 * _ULP * (np.log2(t.shape[axis]) + 2 + size + np.abs(m)))
-
-
-def _log_quad(logf: Callable[[np.ndarray], np.ndarray], a: float, b: float, h: float) -> float:
-    """log of int_a^b e^logf: composite 16-point Gauss-Legendre plus its error estimate."""
-    n, out = 2 * max(1, math.ceil((b - a) / (2 * h))), []
-    for m in (n, n // 2):
-        half = (b - a) / (2 * m)
-        x = (a + half * (2 * np.arange(m) + 1))[:, None] + half * _GL_X
-        out.append(float(lse_up(logf(x.ravel()) + np.log(half * np.tile(_GL_W, m)))))
-    return out[0] + abs(out[0] - out[1])
 
 
 @lru_cache(maxsize=len(ORDERS))  # room for every integer order: a sweep over them cycles
@@ -96,7 +73,7 @@ def subsampled_gaussian_add(a: int, s: float, q: float) -> float:
     # lo +- L the integral is at most f(lo) 2 e^{-L^2/2} / L, and over lo +- kappa^-1/2 it is at
     # least f(lo) 2 kappa^-1/2 e^{-1/2}; their ratio bounds the relative cut
     cut = math.exp(0.5 - 0.5 * _HALF_RANGE ** 2) * math.sqrt(1 + (a - 1) * c / 2) / _HALF_RANGE
-    return (_log_quad(lambda z: -0.5 * z * z - 0.5 * math.log(2 * math.pi)
+    return (log_integrate(lambda z: -0.5 * z * z - 0.5 * math.log(2 * math.pi)
                       - (a - 1) * np.logaddexp(lq + z / s - c, l1q), lo - _HALF_RANGE, lo + _HALF_RANGE, h)
             + cut) / (a - 1)
 
@@ -106,7 +83,7 @@ def subsampled_laplace_add(a: int, e: float, q: float) -> float:
     lq, l1q, h = math.log(q), math.log1p(-q), min(1 / 16, 2 / (e * (2 * a - 1)))
     if 1 / h > _MAX_PANELS:
         return math.inf
-    mid = _log_quad(lambda x: math.log(e / 2) - e * x + (1 - a) * np.logaddexp(lq + e * (2 * x - 1), l1q),
+    mid = log_integrate(lambda x: math.log(e / 2) - e * x + (1 - a) * np.logaddexp(lq + e * (2 * x - 1), l1q),
                     0.0, 1.0, h)  # x ~ Q0 on [0, 1]; constant loss for x <= 0 and x >= 1:
     ends = [math.log(0.5) + (1 - a) * np.logaddexp(lq - e, l1q),
             math.log(0.5) - e + (1 - a) * np.logaddexp(lq + e, l1q)]

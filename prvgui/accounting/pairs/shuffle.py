@@ -68,7 +68,8 @@ import math
 import numpy as np
 from scipy.special import erfcx, log_ndtr, ndtri_exp
 
-from .prv import _GL_W, _GL_X, PRV, TRIVIAL, Continuous, point_mass
+from .prv import PRV, TRIVIAL, Continuous, point_mass
+from .quadrature import GL_W, GL_X
 from .subsampling import kl_integrand, kl_pair, refined_breaks
 
 Array = np.ndarray
@@ -90,8 +91,8 @@ def _log_r(y: Array, b: float) -> Array:
         return np.zeros_like(y)
     if b > 1.0:
         return log_ndtr(y - b) - log_ndtr(y)
-    nodes = (y - 0.5 * b)[..., None] + (0.5 * b) * _GL_X
-    return -0.5 * b * (_hazard(nodes) @ _GL_W)
+    nodes = (y - 0.5 * b)[..., None] + (0.5 * b) * GL_X
+    return -0.5 * b * (_hazard(nodes) @ GL_W)
 
 
 def _softplus(k: Array) -> Array:

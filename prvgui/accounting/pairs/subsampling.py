@@ -13,7 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from .prv import PRV, integrate, point_mass
+from .prv import PRV, point_mass
+from .quadrature import integrate
 
 Array = np.ndarray
 

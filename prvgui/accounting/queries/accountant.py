@@ -1,4 +1,6 @@
-"""The PRV accountant: certified epsilon(delta) and delta(epsilon) for any composition.
+"""The PRV accountant: certified epsilon(delta) and delta(epsilon) for any composition
+(docs/method.md, "From a pair to a certified bracket"; the steps of each query and their
+order: escalation.py and docs/method.md, "Escalation").
 
 Each order of the neighbouring pair is composed by the certified pipeline (pipeline.py: mesh,
 tail cuts, discretisation, composition, certificate) at an error level chosen from the query
@@ -14,9 +16,10 @@ subsampling); delta is the maximum over the two (docs/method.md, "Terms"). A sin
 second order coarsely first and skips its fine build when that coarse bracket lies below the
 first order's (``_deciding``).
 
-The additive error E = delta * 1e-6 keeps the epsilon bracket within 2 * eps_error except on
-extremely flat curves, which the accountant detects and then recomputes with a smaller E.
-Where float64 cannot reach the required E (delta below ~1e-11 on large grids) the bound
+The additive error E (pipeline.error_level: delta * 1e-6 rounded down to a power of ten)
+keeps the epsilon bracket within 2 * eps_error; where it does not, the deciding orders are
+composed tilted towards the answer, and failing that again in long double at E * 1e-3
+(escalation.py). Where float64 cannot reach the required E (delta below ~1e-11 on large grids) the bound
 widens honestly, up to +inf, never down, with a warning that names the cause.
 """
 from __future__ import annotations
@@ -323,8 +326,9 @@ class Accountant:
         """The predicted time and peak memory of ``epsilon(delta)`` and ``delta(epsilon)`` (either
         may be None), plus, with ``curves``, both orders in full at delta's error level (the
         profiles behind the curves), and with ``steps`` = (row index, counts), of
-        ``epsilon_vs_count``. Worked out from the plan (cost.py) in milliseconds; nothing is
-        composed. A warning, not a promise: cost.py says what it leaves out."""
+        ``epsilon_vs_count``. Each query's strategies price their own steps (escalation.py,
+        numerics/pricing.py) in milliseconds; nothing is composed. A warning, not a promise:
+        docs/method.md, "Escalation", lists what is left out."""
         delta = None if delta is None else check_delta(delta)
         epsilon = None if epsilon is None else check_epsilon(epsilon)
         if self.has_blatant():

@@ -14,9 +14,10 @@ A strategy has four parts:
 a closed form, float64 too coarse for sure); where only the composed answer decides it (a
 bracket still too wide after the plain pass) ``expected`` is the plan's prediction of that
 answer (``pricing.needs_long_double`` on the grid the plain pass lands on), and the step's
-docstring says so. The long-double retry is the one step never priced: it runs only when a
-tilted composition failed to narrow the bracket, which the plan cannot foresee (a warning then
-says the bracket is wider than asked).
+docstring says so. Never priced (docs/method.md, "Escalation"): the long-double retry (it runs
+only when a tilted composition failed to narrow the bracket, which the plan cannot foresee; a
+warning then says the bracket is wider than asked), delta's tilting and its refinement at a
+finer level (they depend on the answer).
 """
 from __future__ import annotations
 
@@ -179,7 +180,11 @@ class ClosedForm(Strategy):
             run.finish(exact)
 
     def expected(self, p: Pricing) -> bool:
-        return p.acc.closed_forms and closed_form_applies(p.acc.rows)
+        # (the value itself, milliseconds: a closed form that applies may still find none, and
+        # the query then goes on down the list, priced)
+        acc = p.acc
+        return acc.closed_forms and closed_form_applies(acc.rows) \
+            and closed_form(acc.rows, p.x, self.want_eps) is not None
 
 
 # ------------------------------------------------------------------ epsilon(delta)

@@ -67,13 +67,6 @@ def test_direct_delta_matches_closed_forms(eps):
         assert got == pytest.approx(ref.subsampled_gaussian_delta(0.9, 0.05, eps, o), abs=1e-9)
 
 
-def test_written_out_gauss_legendre_rule_is_numpys():
-    import numpy as np
-    from prvgui.accounting.pairs.prv import _GL_W, _GL_X
-    x, w = np.polynomial.legendre.leggauss(16)
-    assert np.array_equal(_GL_X, x) and np.array_equal(_GL_W, w)
-
-
 def _mp_tails(kind, params, order):
     """(cdf, sf) of the PRV at 40 digits (the closed forms in prv.py's docstrings, by mpmath;
     each tail directly, so that neither loses digits to 1 - x)."""
