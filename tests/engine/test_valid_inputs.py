@@ -123,3 +123,22 @@ def test_a_shuffled_gaussian_with_its_loss_near_5e11_nats_answers_every_part():
                           steps_row=0, steps_points=4))
     assert res.epsilon.lower <= res.epsilon.upper and not res.pending
     assert all("far from private" in reason for _, reason in res.failed), res.failed
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("subsampled_gaussian", {"sigma": 1e300, "sampling_rate": 0.5}),
+    ("subsampled_gaussian", {"sigma": 1e160, "sampling_rate": 0.01, "sampling": "fixed_size"}),
+    ("subsampled_laplace", {"scale": 1e300, "sampling_rate": 0.5}),
+    ("shuffled_gaussian", {"sigma": 1e6, "batches_per_epoch": 393147, "sensitivity": 1e-300})])
+@pytest.mark.parametrize("neighbouring, group", [("add_remove", 1), ("replace_one", 5)])
+def test_noise_beyond_1e154_answers_every_part(kind, params, neighbouring, group):
+    """(the property sweep's find: sigma / sensitivity = 1e306 squared overflowed in the Poisson
+    counterpart's mixture pair; such noise is now taken as 1e100, a pair it post-processes)"""
+    mech = mechanism_from_params(kind, params)
+    try:
+        mech.check_relation(prvgui.accounting.core.values.Relation(neighbouring, group))
+    except ValueError:
+        return
+    res = compute(Request((Row(mech, 373),), 0.1, 1.0, 0.05, neighbouring, group, profile_points=20,
+                          tradeoff_points=21, steps_row=0, steps_points=4))
+    assert not res.failed and 0.0 <= res.epsilon.lower <= res.epsilon.upper <= 1e-6

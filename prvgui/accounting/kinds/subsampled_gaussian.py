@@ -28,6 +28,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from ..pairs import rdp as _rdp
+from ..pairs.mixture import S_MAX
 from ..pairs.prv import PRV, TRIVIAL, Continuous
 from ..pairs.subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
                            refined_breaks)
@@ -52,6 +53,7 @@ def subsampled_gaussian_prv(s: float, q: float, order: str) -> PRV:
         return blind_subsample(q, order)  # the noiseless one, so this only adds privacy loss)
     if q == 1:
         return gaussian_prv(1.0 / s)
+    s = min(s, S_MAX)  # (s^2 must stay finite; the pair at s is a post-processing of this one)
     s2 = s * s
     cut = math.log1p(-q)
 

@@ -207,14 +207,19 @@ def _mix_tail(w: Array, lw: Array, j: Array, x: Array, s: float, upper: bool) ->
     return np.minimum(out, 1.0)  # the weights' sum may round above 1
 
 
+#: noise above this is taken as this much (its square must stay finite: s^2 overflows beyond 1e154)
+S_MAX = 1e100
+
+
 def _check_gauss(s: float, q: float, k: int) -> tuple[float, float, int]:
     """s finite (inf is refused: the subsampled kind passes inf for "no noise"). s below 1e-6
-    (losses beyond 10^11 nats) is taken as no noise: the noisy pair is a post-processing of the
-    noiseless one, so this only adds privacy loss."""
+    (losses beyond 10^11 nats) is taken as no noise, and s above S_MAX as S_MAX: in both the
+    pair is a post-processing of the one used (the mixtures at noise s are those at s' < s with
+    N(0, s^2 - s'^2) added), so this only adds privacy loss (at S_MAX, below 1e-100 nats)."""
     if isinstance(s, (int, float)) and math.isinf(s):
         raise ValueError("noise s must be finite (s = 0: no noise)")
     s = _check("noise s", s)
-    return (0.0 if s < 1e-6 else s), _check("sampling rate q", q, 0.0, 1.0), _check_k(k)
+    return (0.0 if s < 1e-6 else min(s, S_MAX)), _check("sampling rate q", q, 0.0, 1.0), _check_k(k)
 
 
 def _order(order: str) -> str:
