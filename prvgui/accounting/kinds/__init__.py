@@ -3,6 +3,8 @@
 
 Adding a kind is adding a module here (and its tests): the file format, the command line,
 the GUI's form and menus, calibration and the comparison accountants all read ``KINDS``.
+A kind may import ``pairs`` and ``core`` (never the numerics or the queries: pyproject.toml's
+import contracts); its pair and source are listed in docs/method.md, "Each kind's pair".
 """
 from __future__ import annotations
 

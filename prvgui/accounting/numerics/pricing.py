@@ -81,7 +81,7 @@ LONG_RFFT, LONG_POWER, LONG_MOMENTS, LONG_PHASES = 7.0, 10.0, 3.0, 7.0
 #: fixed cost of one composition (PRVs, tail searches, the band test's loops, certificate) and
 #: of a view's extras (the comparison accountants, curves read from the profiles); re-measured
 #: after the tiered cells and the row cache (issue 13): a one-step DP-SGD epsilon query takes
-#: 12 ms warm (0.08 s here had made the window's estimates 3.5 to 6 times the measured time)
+#: 12 ms warm (0.08 s here had made the GUI's cost estimates 3.5 to 6 times the measured time)
 BUILD_S, VIEW_S = 0.012, 0.1
 #: peak resident bytes per discretised cell and per cell edge; per grid point on the FFT path
 #: (float64, long double); per output point of the inverse transform; per cell on the band path

@@ -1,6 +1,6 @@
 """Reuse between queries: each row's PRV and its discretisation, kept across compositions.
 
-An edit in the window changes one thing (a target, a count, one row's parameter) and the
+An edit in the GUI changes one thing (a target, a count, one row's parameter) and the
 next request recomputes everything else as before. Two caches, shared by every accountant in
 the process, make the unchanged parts free:
 

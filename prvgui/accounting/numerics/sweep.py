@@ -106,7 +106,7 @@ def _screened(orders, counts, delta, level, eps_error, n_max, cancel, progress, 
               ) -> tuple[list[Bounds], float]:
     """``sweep`` with the second order screened (see there). One thread: a second one beside
     the first order's sweep saved little (both spend much of their time holding the GIL) and
-    starved the window's thread of it."""
+    starved the GUI's thread of it."""
     def part(lo: float, hi: float):
         return None if progress is None else (lambda f: progress(lo + (hi - lo) * f))
     coarse, _ = _one_order(orders[1], counts, delta, level, screen * eps_error, n_max, cancel, part(0.0, 0.25),

@@ -558,7 +558,7 @@ class Accountant:
     def delta_curve(self, eps: np.ndarray, level: float | None = None, progress=None, refine: bool = True):
         """(lower, estimate, upper) arrays of delta at each eps (the privacy profile).
         ``refine=False`` skips the long-double recomposition of the curve's small end (the
-        bounds hold either way; the window shows the quick curve first, then the refined one)."""
+        bounds hold either way; the GUI shows the quick curve first, then the refined one)."""
         eps = np.asarray(eps, dtype=float)
         if any(r.count > 0 and r.mechanism.is_blatant() for r in self.rows):
             one = np.ones(eps.shape)
