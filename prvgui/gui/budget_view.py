@@ -89,7 +89,18 @@ class BudgetView(QWidget):
         self._running_snapshot: tuple | None = None
         self._closed = False
         lay = QVBoxLayout(self)
+        self._build_inputs(lay)
+        self._build_compute_bar(lay)
+        self._build_used(lay)
+        self._build_answers(lay)
+        self._build_notes(lay)
+        self._build_runner()
+        self._connect_inputs()
+        self.set_document(doc)
 
+    # ------------------------------------------------------------ building the view
+    def _build_inputs(self, lay: QVBoxLayout) -> None:
+        """"Total budget": ε_g, δ_g and the row whose further runs are counted."""
         inputs = QGroupBox("Total budget")
         form = QFormLayout(inputs)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -111,6 +122,8 @@ class BudgetView(QWidget):
         form.addRow(self.error_label)
         lay.addWidget(inputs)
 
+    def _build_compute_bar(self, lay: QVBoxLayout) -> None:
+        """Compute and Cancel beside a thin progress bar."""
         bar = QHBoxLayout()
         self.compute_button = QPushButton("Compute")
         self.compute_button.setObjectName("budget_compute")
@@ -129,6 +142,8 @@ class BudgetView(QWidget):
         bar.addWidget(self.progress, 1)
         lay.addLayout(bar)
 
+    def _build_used(self, lay: QVBoxLayout) -> None:
+        """"Budget used by the composition": the gauge and the used ε in words."""
         used = QGroupBox("Budget used by the composition")
         ulay = QVBoxLayout(used)
         self.gauge = QProgressBar()
@@ -146,6 +161,8 @@ class BudgetView(QWidget):
         ulay.addWidget(self.used_label)
         lay.addWidget(used)
 
+    def _build_answers(self, lay: QVBoxLayout) -> None:
+        """The two accountants' answers, one above the other (``prv``, ``filter``)."""
         answers = QGridLayout()
         self.prv = _Answer("PRV accountant (fixed in advance)",
                            "Certified by the PRV accountant for a composition chosen before it runs", "prv")
@@ -158,6 +175,9 @@ class BudgetView(QWidget):
         answers.addWidget(self.prv, 0, 0)
         answers.addWidget(self.filter, 1, 0)
         lay.addLayout(answers)
+
+    def _build_notes(self, lay: QVBoxLayout) -> None:
+        """The warning note (hidden until needed) and the note on adaptive composition."""
         self.note_label = QLabel("")
         self.note_label.setObjectName("budget_note")
         self.note_label.setWordWrap(True)
@@ -170,17 +190,21 @@ class BudgetView(QWidget):
         lay.addWidget(self.adaptive_label)
         lay.addStretch(1)
 
+    def _build_runner(self) -> None:
+        """The worker thread of the computation (``runner``), reporting to the view."""
         self.runner = TaskRunner("prvgui-budget", self)
         self.runner.running_changed.connect(self._running_changed)
         self.runner.done.connect(self._on_done)
         self.runner.failed.connect(self._on_failed)
         self.runner.cancelled.connect(self._on_cancelled)
+
+    def _connect_inputs(self) -> None:
+        """The buttons and the fields to what they do."""
         self.compute_button.clicked.connect(self.compute)
         self.cancel_button.clicked.connect(self.runner.cancel)
         self.eps_edit.textChanged.connect(self._inputs_changed)
         self.delta_edit.textChanged.connect(self._inputs_changed)
         self.row_choice.currentIndexChanged.connect(self._inputs_changed)
-        self.set_document(doc)
 
     # ------------------------------------------------------------ document
     def set_document(self, doc: Document) -> None:

@@ -111,12 +111,27 @@ class CalibrateDialog(QDialog):
         self.setMinimumWidth(640)
         self.resize(700, 720)
         lay = QVBoxLayout(self)
+        self._build_header(lay, spec)
+        self._build_fields(lay, spec, t)
+        self._build_messages(lay)
+        self._build_run_bar(lay)
+        self._build_answer(lay)
+        self._build_buttons(lay)
+        self._build_runner()
+        self._connect_inputs(doc)
+        self._goal_changed()
 
+    # ------------------------------------------------------------ building the dialog
+    def _build_header(self, lay: QVBoxLayout, spec: RowSpec) -> None:
+        """The row being calibrated: its number, label, mechanism and count (``header``)."""
         kind_title = KIND_TITLES.get(spec.kind, spec.kind)
-        self.header = QLabel(f"<b>Row {row_index + 1}</b>: {html.escape(spec.label or kind_title)}"
+        self.header = QLabel(f"<b>Row {self.row_index + 1}</b>: {html.escape(spec.label or kind_title)}"
                              f" — {kind_title}, count {fmt_count(spec.count)}")
         self.header.setWordWrap(True)
         lay.addWidget(self.header)
+
+    def _build_fields(self, lay: QVBoxLayout, spec: RowSpec, t: Targets) -> None:
+        """The form: parameter, kind of target, ε and δ or the attack risk, accuracy (``form``)."""
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         lay.addLayout(form)
@@ -148,6 +163,9 @@ class CalibrateDialog(QDialog):
         accuracy = QLabel(f"{fmt(self.eps_error)} (from the Targets)")
         accuracy.setToolTip(TARGET_TIPS["eps_error"])
         form.addRow("Accuracy (ε error)", accuracy)
+
+    def _build_messages(self, lay: QVBoxLayout) -> None:
+        """The hint on what the answer is, the error line and the cost prompt (``prompt``)."""
         self.hint = QLabel()
         self.hint.setWordWrap(True)
         self.hint.setStyleSheet("color: #555;")
@@ -161,6 +179,8 @@ class CalibrateDialog(QDialog):
         self.prompt.cancel_requested.connect(self.prompt.dismiss)
         lay.addWidget(self.prompt)
 
+    def _build_run_bar(self, lay: QVBoxLayout) -> None:
+        """Run and Cancel beside the search's progress bar and its words."""
         bar = QHBoxLayout()
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("calibrate_run")
@@ -181,6 +201,8 @@ class CalibrateDialog(QDialog):
         bar.addWidget(self.progress_text)
         lay.addLayout(bar)
 
+    def _build_answer(self, lay: QVBoxLayout) -> None:
+        """The answer in words (``result_label``) and its plot (``plot``)."""
         self.result_label = QLabel("Choose the parameter and the target, then Run.")
         self.result_label.setObjectName("calibrate_result")
         self.result_label.setWordWrap(True)
@@ -190,6 +212,8 @@ class CalibrateDialog(QDialog):
         self.plot = CalibrationPlot()
         lay.addWidget(self.plot, 1)
 
+    def _build_buttons(self, lay: QVBoxLayout) -> None:
+        """"Apply to row" and Close, at the right."""
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         self.apply_button = QPushButton("Apply to row")
@@ -200,12 +224,17 @@ class CalibrateDialog(QDialog):
         buttons.addWidget(self.close_button)
         lay.addLayout(buttons)
 
+    def _build_runner(self) -> None:
+        """The worker thread of the search (``runner``), reporting to the dialog."""
         self.runner = TaskRunner("prvgui-calibrate", self)
         self.runner.progress.connect(self._on_progress)
         self.runner.done.connect(self._on_done)
         self.runner.failed.connect(self._on_failed)
         self.runner.cancelled.connect(self._on_cancelled)
         self.runner.running_changed.connect(lambda _: self._update_buttons())
+
+    def _connect_inputs(self, doc: Document) -> None:
+        """The fields, the buttons and the document's edits to what they do."""
         self.parameter.currentIndexChanged.connect(self._parameter_changed)
         self.target_edit.textChanged.connect(self._inputs_changed)
         self.delta_edit.textChanged.connect(self._inputs_changed)
@@ -216,7 +245,6 @@ class CalibrateDialog(QDialog):
         self.apply_button.clicked.connect(self.apply)
         self.close_button.clicked.connect(self.reject)
         doc.subscribe(self._on_document)
-        self._goal_changed()
 
     # ------------------------------------------------------------ inputs
     @property

@@ -111,6 +111,26 @@ class DpSgdDialog(QDialog):
         self._sensitivity = init.get("sensitivity", 1.0)
         self._closed = False
         lay = QVBoxLayout(self)
+        self._build_intro(lay, initial or {})
+        self._build_fields(lay, init)
+        self._build_schemes(lay, init)
+        self._build_who(lay, init)
+        self._build_notes(lay)
+        self._build_comparison(lay)
+        self._build_buttons(lay, target)
+        self._build_runners()
+        self._rows: dict[str, RowSpec | None] = {}
+        self._errors: dict[str, str | None] = {}
+        self._pending: set[str] = set()
+        #: schemes priced above the prompt limits, not started: scheme -> their request
+        self._held: dict[str, object] = {}
+        self._answers: dict[str, str] = {}
+        self._group_error: str | None = None
+        self._update()
+
+    # ------------------------------------------------------------ building the dialog
+    def _build_intro(self, lay: QVBoxLayout, initial: dict) -> None:
+        """The introduction, and what the helper asks for instead of guessing (``ask``)."""
         intro = QLabel("Describe the training run: the helper fills in the row and shows what each way "
                        "of forming batches certifies, before anything changes.")
         intro.setWordWrap(True)
@@ -120,11 +140,14 @@ class DpSgdDialog(QDialog):
         self.ask.setObjectName("dpsgd_ask")
         self.ask.setWordWrap(True)
         self.ask.setStyleSheet(f"color: {WARN_COLOR};")
-        if "dataset" in (initial or {}) and (initial or {}).get("dataset") is None:
+        if "dataset" in initial and initial.get("dataset") is None:
             self.ask.setText("The row gives the sampling rate q and the number of steps, not the dataset: "
                              "enter the dataset size N and the batch size B (B / N = q).")
         self.ask.setVisible(bool(self.ask.text()))
         lay.addWidget(self.ask)
+
+    def _build_fields(self, lay: QVBoxLayout, init: dict) -> None:
+        """The training run's numbers: dataset size, batch size, epochs, noise (``fields``)."""
         form = QFormLayout()
         lay.addLayout(form)
         self.fields: dict[str, QLineEdit] = {}
@@ -144,6 +167,8 @@ class DpSgdDialog(QDialog):
             row.addWidget(unit_label, 1)
             form.addRow(title, row)
 
+    def _build_schemes(self, lay: QVBoxLayout, init: dict) -> None:
+        """"How are batches formed?": one radio button per scheme (``scheme_buttons``)."""
         batches = QGroupBox("How are batches formed?")
         blay = QVBoxLayout(batches)
         self.scheme_group = QButtonGroup(self)
@@ -160,6 +185,8 @@ class DpSgdDialog(QDialog):
         self.scheme_group.idToggled.connect(lambda _id, on: on and self._update())
         lay.addWidget(batches)
 
+    def _build_who(self, lay: QVBoxLayout, init: dict) -> None:
+        """"Who is protected?": one record, or a user with up to k records (``group``)."""
         who = QGroupBox("Who is protected?")
         wlay = QHBoxLayout(who)
         self.one_record = QRadioButton("One record")
@@ -189,6 +216,8 @@ class DpSgdDialog(QDialog):
         wlay.addStretch(1)
         lay.addWidget(who)
 
+    def _build_notes(self, lay: QVBoxLayout) -> None:
+        """The note on the neighbouring relation and the summary of the resulting row."""
         self.relation_note = QLabel()
         self.relation_note.setObjectName("dpsgd_relation_note")
         self.relation_note.setWordWrap(True)
@@ -198,6 +227,8 @@ class DpSgdDialog(QDialog):
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
 
+    def _build_comparison(self, lay: QVBoxLayout) -> None:
+        """The comparison: each scheme's certified ε side by side (``table``), with its notes."""
         self.compare_title = QLabel()
         self.compare_title.setWordWrap(True)
         lay.addWidget(self.compare_title)
@@ -229,6 +260,8 @@ class DpSgdDialog(QDialog):
         self.compare_note.setStyleSheet("color: #555;")
         lay.addWidget(self.compare_note)
 
+    def _build_buttons(self, lay: QVBoxLayout, target: str) -> None:
+        """The error line, then "Apply to <target>" and Cancel (``buttons``)."""
         self.error_label = ErrorLabel()
         lay.addWidget(self.error_label)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
@@ -238,6 +271,8 @@ class DpSgdDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
 
+    def _build_runners(self) -> None:
+        """One worker per scheme (``runners``) and the pause timer that starts them."""
         # the comparison: one worker per scheme, so that each answer shows as soon as it is ready
         self.runners: dict[str, TaskRunner] = {}
         for scheme in SCHEMES:
@@ -250,14 +285,6 @@ class DpSgdDialog(QDialog):
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
         self._timer.timeout.connect(self.compare_now)
-        self._rows: dict[str, RowSpec | None] = {}
-        self._errors: dict[str, str | None] = {}
-        self._pending: set[str] = set()
-        #: schemes priced above the prompt limits, not started: scheme -> their request
-        self._held: dict[str, object] = {}
-        self._answers: dict[str, str] = {}
-        self._group_error: str | None = None
-        self._update()
 
     # ------------------------------------------------------------ what the dialog gives
     def values(self) -> dict[str, object]:

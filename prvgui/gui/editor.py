@@ -43,6 +43,20 @@ class CompositionEditor(QWidget):
                                       parent=self)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
+        self._build_add_menu()
+        self._build_actions()
+        self._build_buttons(lay)
+        self._build_table(lay)
+        self._build_form(lay)
+        self.view.selectionModel().currentRowChanged.connect(lambda *_: self._sync())
+        doc.subscribe(self._on_document)
+        # undo and redo select the row they changed (e.g. the row a deletion took away)
+        self._selection = RowSelection(editor.stack, doc, self.select_row, self)
+        self._sync()
+
+    # ------------------------------------------------------------ building the editor
+    def _build_add_menu(self) -> None:
+        """The "Add mechanism" menu: one entry per mechanism kind (``add_menu``)."""
         self.add_menu = QMenu("Add mechanism", self)
         self.add_menu.setToolTipsVisible(True)
         for key, title in KIND_TITLES.items():
@@ -50,6 +64,9 @@ class CompositionEditor(QWidget):
             a.setObjectName(f"add_{key}")
             a.setToolTip(kind_class(key).describe())
             a.triggered.connect(lambda _=False, k=key: self.add(k))
+
+    def _build_actions(self) -> None:
+        """The row actions: duplicate, delete, move up, move down, DP-SGD helper (``actions_``)."""
         self.actions_: dict[str, QAction] = {}
         tips = {"duplicate": "Add a copy of the selected row below it.",
                 "delete": "Remove the selected row (Edit ▸ Undo brings it back).",
@@ -72,6 +89,9 @@ class CompositionEditor(QWidget):
             if slot is not None:
                 a.triggered.connect(slot)
             self.actions_[name] = a
+
+    def _build_buttons(self, lay: QVBoxLayout) -> None:
+        """The bar above the table: Add (with the menu) and a button per row action."""
         bar = QHBoxLayout()
         add = QToolButton()
         add.setText("Add")
@@ -90,6 +110,9 @@ class CompositionEditor(QWidget):
             bar.addWidget(b)
         bar.addStretch(1)
         lay.addLayout(bar)
+
+    def _build_table(self, lay: QVBoxLayout) -> None:
+        """The composition's table (``view``), with the row actions' shortcuts."""
         self.view = QTableView()
         self.view.setObjectName("composition_table")
         self.view.setModel(self.model)
@@ -117,14 +140,12 @@ class CompositionEditor(QWidget):
             self.actions_[name].setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.addAction(self.actions_[name])
         lay.addWidget(self.view, 1)
-        self.form = RowForm(doc, editor)
+
+    def _build_form(self, lay: QVBoxLayout) -> None:
+        """The form for the selected row, under the table (``form``)."""
+        self.form = RowForm(self.doc, self.editor)
         self.form.dpsgd_requested.connect(self.actions_["dpsgd"].trigger)
         lay.addWidget(self.form)
-        self.view.selectionModel().currentRowChanged.connect(lambda *_: self._sync())
-        doc.subscribe(self._on_document)
-        # undo and redo select the row they changed (e.g. the row a deletion took away)
-        self._selection = RowSelection(editor.stack, doc, self.select_row, self)
-        self._sync()
 
     def detach(self) -> None:
         self.doc.unsubscribe(self._on_document)

@@ -92,6 +92,18 @@ class PlotTab(QWidget):
         self._axis_labels: dict[str, str] = {}
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
+        self._build_toolbar(lay)
+        self._build_plot()
+        self._build_stack(lay)
+        self._build_readout(lay)
+        self._build_crosshair()
+        self.build()
+        self.add_curve("pinned", "A", pen(PIN_COLOR, 2.0, Qt.PenStyle.DashLine), z=6)
+        self.clear()
+
+    # ------------------------------------------------------------ building the tab
+    def _build_toolbar(self, lay: QVBoxLayout) -> None:
+        """The bar above the plot: log toggles, Reset view and the exports (``toolbar``)."""
         bar = QHBoxLayout()
         lay.addLayout(bar)
         self.toolbar = bar
@@ -117,6 +129,9 @@ class PlotTab(QWidget):
             b.clicked.connect(lambda _=False, f=fmt_name.lower(): self.export_requested.emit(f))
             _compact(b)
             bar.addWidget(b)
+
+    def _build_plot(self) -> None:
+        """The plot itself (``plot_widget``, ``plot_item``): axes, grid, legend, stale label."""
         self.plot_widget = pg.PlotWidget(axisItems={"left": PowerAxis("left"), "bottom": PowerAxis("bottom")},
                                          viewBox=StickyViewBox())
         self.plot_widget.scene().contextMenu = []  # our buttons export; pyqtgraph's SVG export is broken
@@ -136,6 +151,9 @@ class PlotTab(QWidget):
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self.legend.setPen(pg.mkPen("#bbb"))
         self.plot_item.setLogMode(self.log_x, self.log_y)
+
+    def _build_stack(self, lay: QVBoxLayout) -> None:
+        """The plot, or in its place the empty hint when there is nothing to draw (``stack``)."""
         # nothing to draw: a centred hint in place of meaningless axes
         self.hint = QLabel(self.empty_hint)
         self.hint.setObjectName("empty_hint")
@@ -146,11 +164,17 @@ class PlotTab(QWidget):
         self.stack.addWidget(self.hint)
         self.stack.addWidget(self.plot_widget)
         lay.addWidget(self.stack, 1)
+
+    def _build_readout(self, lay: QVBoxLayout) -> None:
+        """The crosshair's readout line under the plot (``readout``)."""
         self.readout = QLabel(" ")
         self.readout.setObjectName("readout")
         self.readout.setStyleSheet("color: #333; font-family: monospace;")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.readout)
+
+    def _build_crosshair(self) -> None:
+        """The dotted crosshair lines that follow the mouse over the plot."""
         dotted = pg.mkPen("#999", style=Qt.PenStyle.DotLine)
         self._vline = pg.InfiniteLine(angle=90, movable=False, pen=dotted)
         self._hline = pg.InfiniteLine(angle=0, movable=False, pen=dotted)
@@ -158,9 +182,6 @@ class PlotTab(QWidget):
             line.setVisible(False)
             self.plot_item.addItem(line, ignoreBounds=True)
         self.plot_widget.scene().sigMouseMoved.connect(self._mouse_moved)
-        self.build()
-        self.add_curve("pinned", "A", pen(PIN_COLOR, 2.0, Qt.PenStyle.DashLine), z=6)
-        self.clear()
 
     # ------------------------------------------------------------ for subclasses
     def build(self) -> None:

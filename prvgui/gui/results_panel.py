@@ -155,6 +155,16 @@ class ResultsPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(3)
+        self._build_banner(lay)
+        body = self._build_body(lay)
+        self._build_headline(body)
+        self._build_table(body)
+        self._build_footer(body)
+        self.clear()
+
+    # ------------------------------------------------------------ building the panel
+    def _build_banner(self, lay: QVBoxLayout) -> None:
+        """Above the result: the cost prompt, the out-of-date banner and the relation fix button."""
         #: shown in place of a computation too costly to start unasked (compute_view.py)
         self.prompt = CostPrompt()
         lay.addWidget(self.prompt)
@@ -170,11 +180,18 @@ class ResultsPanel(QWidget):
         self.fix_button.clicked.connect(self._fix_clicked)
         self._fix = None
         lay.addWidget(self.fix_button, 0, Qt.AlignmentFlag.AlignLeft)
+
+    def _build_body(self, lay: QVBoxLayout) -> QVBoxLayout:
+        """The part greyed out while the result is out of date (``body``); returns its layout."""
         self.body = QWidget()
         body = QVBoxLayout(self.body)
         body.setContentsMargins(0, 0, 0, 0)
         body.setSpacing(2)
         lay.addWidget(self.body, 1)
+        return body
+
+    def _build_headline(self, body: QVBoxLayout) -> None:
+        """The headline ε with the pin bar, the bracket, the warnings and the detail line."""
         self.headline = QLabel("ε: —")
         self.headline.setObjectName("headline")
         self.headline.setTextFormat(Qt.TextFormat.RichText)
@@ -211,6 +228,9 @@ class ResultsPanel(QWidget):
         body.addWidget(self.bracket)
         body.addWidget(self.warnings)
         body.addWidget(self.detail)
+
+    def _build_table(self, body: QVBoxLayout) -> None:
+        """The comparison of the accountants (``table``)."""
         self.table = FittingTable(0, len(COLUMNS))
         self.table.setObjectName("comparisons")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -223,6 +243,9 @@ class ResultsPanel(QWidget):
         hh.setStretchLastSection(False)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         body.addWidget(self.table, 1)
+
+    def _build_footer(self, body: QVBoxLayout) -> None:
+        """The footer line (time taken) beside "Copy as"."""
         self.footer = QLabel("")
         self.footer.setObjectName("footer")
         self.footer.setStyleSheet("color: #555;")
@@ -231,7 +254,6 @@ class ResultsPanel(QWidget):
         foot.addWidget(self.footer, 1)
         foot.addWidget(self._copy_button())
         body.addLayout(foot)
-        self.clear()
 
     def _copy_button(self) -> QToolButton:
         """"Copy as" with Markdown and LaTeX, also on the table's context menu."""
