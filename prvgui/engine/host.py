@@ -22,9 +22,13 @@ import sys
 import threading
 import time
 import traceback
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from ..accounting.core.errors import Cancelled
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 #: the child sends progress at most this often (seconds; the worker throttles it further)
 PROGRESS_EVERY = 0.02
@@ -91,6 +95,7 @@ def _serve(conn, cancel) -> None:
         if kind == "stop":
             return
         try:
+            out: view_model.Cost | view_model.Result
             if kind == "cost":
                 out = view_model.cost(request)
             else:
@@ -101,8 +106,10 @@ def _serve(conn, cancel) -> None:
                     if now - last[0] >= PROGRESS_EVERY or f >= 1.0:
                         last[0] = now
                         conn.send(("progress", jid, (f, text)))
+                # (a one-argument callback: mypy cannot type a lambda with a defaulted parameter)
                 out = view_model.compute(request, progress=progress, cancel=cancel.is_set,
-                                         partial=lambda res, jid=jid: conn.send(("partial", jid, res)))
+                                         partial=cast("Callable[[view_model.Result], None]",
+                                                      lambda res, jid=jid: conn.send(("partial", jid, res))))
             conn.send(("done", jid, out))
         except Cancelled:
             conn.send(("cancelled", jid, None))
@@ -137,8 +144,8 @@ class RemoteEngine:
     def __init__(self) -> None:
         self._ctx = mp.get_context("spawn")
         self._lock = threading.Lock()
-        self._proc = None
-        self._conn = None
+        self._proc: BaseProcess | None = None
+        self._conn: Connection | None = None
         self._cancel = self._ctx.Event()
         self._job = 0
         #: the running job's cancel token, and the lock under which a job starts and ends (so
@@ -167,6 +174,7 @@ class RemoteEngine:
         with self._lock:
             if self._proc is None:
                 return
+            assert self._conn is not None  # (set and cleared together with _proc)
             try:
                 self._conn.send(("stop", 0, None))
             except (OSError, ValueError):
@@ -201,6 +209,7 @@ class RemoteEngine:
             return view_model.compute(request, progress=progress, cancel=cancel, partial=partial)
         with self._lock:
             self._ensure()
+            assert self._conn is not None  # (_ensure has started the child)
             with self._switch:
                 self._job += 1
                 jid = self._job
@@ -230,8 +239,9 @@ class RemoteEngine:
             raise Cancelled("computation cancelled")
         raise payload
 
-    def _wait(self, jid: int, progress, cancel, partial) -> tuple[str, object]:
+    def _wait(self, jid: int, progress, cancel, partial) -> tuple[str, Any]:
         """Pass on progress and partial answers until job ``jid`` ends: (its tag, its payload)."""
+        assert self._conn is not None and self._proc is not None  # (started by _ensure, under _lock)
         self._heard = False
         while True:
             if cancel is not None and not self._cancel.is_set() and cancel():
@@ -256,6 +266,7 @@ class RemoteEngine:
     def _drain(self, jid: int) -> None:
         """Read until job ``jid`` has ended (or the child has); a child that says nothing for
         DRAIN_LIMIT seconds after the cancel is stopped (the next request starts a new one)."""
+        assert self._conn is not None and self._proc is not None  # (called by _call, under _lock)
         quiet_since = time.monotonic()
         try:
             while True:

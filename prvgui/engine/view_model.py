@@ -14,7 +14,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypeVar, cast
 
 import numpy as np
 
@@ -33,6 +33,8 @@ from ..accounting.core.values import Bounds
 from ..accounting.queries.risk import DEFAULT_FPRS, Risk, risk_of
 
 __all__ = ["Request", "Result", "Curve", "compute", "cost", "Cost", "Cancelled", "CURVES"]
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,9 @@ def cost(request: Request) -> Cost:
     curves = _wants_curves(request)
     acc = Accountant(list(request.rows), request.eps_error, request.neighbouring, screen=not curves,
                      group_size=request.group_size)
-    est = acc.cost(delta=request.delta, epsilon=request.epsilon, curves=curves, steps=_steps(request))
+    # (the counts are an integer array: Accountant.cost takes any sequence of ints, arrays included)
+    steps = cast("tuple[int, Sequence[int]] | None", _steps(request))
+    est = acc.cost(delta=request.delta, epsilon=request.epsilon, curves=curves, steps=steps)
     return est + Cost(VIEW_S, 0.0) if curves else est
 
 
@@ -273,7 +277,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     notes: list[str] = []
     failed: list[tuple[str, str]] = []
 
-    def attempt(part: str, fn: Callable[[], object]) -> object:
+    def attempt(part: str, fn: Callable[[], _T]) -> _T | None:
         """fn(), or None with the reason kept in ``failed`` when it raises: a part that cannot
         be computed leaves the others standing (Cancelled still stops everything)."""
         try:
@@ -290,6 +294,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         # comparison accountants still answer, and the parts that compose the same rows say why not
         eps = Bounds(0.0, math.inf, math.inf)
         curves = False
+    assert eps is not None  # (the headline's bracket, or the trivial one just above)
     if bracket.has_untight(given) and not headline_failed:
         step(0.38, "proven lower bound (a realised pair)")
         at_least = attempt("bracket", lambda: bracket.epsilon_at_least(
@@ -309,6 +314,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         pending = [c for c in pending if c == "comparisons"]
         wanted = {c: c == "comparisons" for c in wanted}
         steps_of = None
+    budget: list[dict] | None  # (None: the final error budget could not be computed)
     budget = (attempt("budget", lambda: acc.error_budget(request.delta)) or []) \
         if acc.total_count and not headline_failed else []
     # the headline first: the certified bracket alone (its upper bound holds on its own; a
@@ -343,6 +349,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         step(0.42, "delta at epsilon")
 
         def delta_part() -> dict:
+            assert request.epsilon is not None  # (wanted["delta"] says so)
             dlt = acc.delta(request.epsilon)
             comps_d = {k: v.as_dict() for k, v in cmp.compare_delta(rows, request.epsilon).items()}
             return {"delta": dlt, "comparisons_delta": comps_d,
@@ -395,7 +402,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         step(0.62, "epsilon versus count")
 
         def steps_part() -> dict:
-            cs, bounds = acc.epsilon_vs_count(*steps_of, request.delta,
+            # (the counts are an integer array: epsilon_vs_count takes any sequence of ints)
+            cs, bounds = acc.epsilon_vs_count(*cast("tuple[int, Sequence[int]]", steps_of), request.delta,
                                               progress=lambda f: step(0.62 + 0.3 * f, "epsilon versus count"))
             others = cmp.epsilon_vs_count(rows, steps_of[0], cs, request.delta)
             return {"steps": Curve("count", cs.astype(float), {
@@ -412,7 +420,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             if quick is None:
                 return {}
             fine = acc.delta_curve(quick.x, level=level)
-            same = all(np.array_equal(a, quick.columns[k]) for a, k in zip(fine, ("lower", "estimate", "upper")))
+            # (profile_part fills lower / estimate / upper with arrays; only rdp / gdp may be None)
+            same = all(np.array_equal(a, cast(np.ndarray, quick.columns[k]))
+                       for a, k in zip(fine, ("lower", "estimate", "upper")))
             return {"profile": quick if same else Curve("epsilon", quick.x, {
                 **quick.columns, "lower": fine[0], "estimate": fine[1], "upper": fine[2]})}
         part("refine", refine_part)

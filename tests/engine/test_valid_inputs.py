@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import prvgui
 from prvgui.accounting.queries.curves import atom_cells
+from prvgui.accounting.core.values import Relation
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
 from prvgui.accounting.pairs.mixture import replace_gaussian_prv
 from prvgui.engine.view_model import Request, compute
@@ -142,3 +143,19 @@ def test_noise_beyond_1e154_answers_every_part(kind, params, neighbouring, group
     res = compute(Request((Row(mech, 373),), 0.1, 1.0, 0.05, neighbouring, group, profile_points=20,
                           tradeoff_points=21, steps_row=0, steps_points=4))
     assert not res.failed and 0.0 <= res.epsilon.lower <= res.epsilon.upper <= 1e-6
+
+
+def test_a_tilted_composition_whose_rounding_is_100_percent_is_vacuous_not_an_error():
+    """(the property sweep's find: 10^9 discrete Laplace steps at eps0 4.5e6 under replace-one; the
+    tilted read-out's relative rounding bound passed 1 and its log raised 'math domain error')"""
+    row = Row(mechanism_from_params("discrete_laplace", {"scale": 0.0011595164400686675, "sensitivity": 5167}),
+              10**9)
+    res = compute(Request((row,), 1e-10, 1.0, 0.05, "replace_one", 1, profile_points=30, tradeoff_points=31,
+                          steps_row=0, steps_points=4))
+    assert all("far from private" in reason for _, reason in res.failed), res.failed
+    assert res.epsilon.lower <= res.epsilon.upper
+    # under replace-one the sensitivity doubles (10334): each step's loss is +eps0 = 10334 / scale
+    # but with probability ~e^-8.9e6, so epsilon is k eps0
+    eps0, _ = row.mechanism.under(Relation("replace_one")).eps_delta()
+    assert eps0 == 2 * 5167 / 0.0011595164400686675
+    assert res.certified_upper.value >= 1e9 * eps0 * (1 - 1e-9)

@@ -216,7 +216,9 @@ def untilt(c: Composed, info: dict) -> Composed:
     arg = float(np.max(np.abs(g[i0:])))
     # L's rounding (each k log M to an ulp or two), lam * y's, the exponential's
     rel_exp = _U * (4.0 * info["mag"] + 4.0 * abs(lam) * float(np.max(np.abs(y))) + 2.0 * arg + 4.0)
-    log_factor = info["log_rel"] + lam * c.agg + math.log1p(rel_exp / (1 - rel_exp))
+    # (a rounding of 100% or more, e.g. 10^9 draws of losses near 1e7 nats: no relative bound)
+    log_factor = info["log_rel"] + lam * c.agg + (math.log1p(rel_exp / (1 - rel_exp)) if rel_exp < 1
+                                                  else math.inf)
     # (1 - fp) <= computed / exact <= 1 / (1 - fp) for the profile's factors
     fp = 1.0 - (1.0 - c.err_rel) * math.exp(-log_factor) if c.err_rel < 1 else 1.0
     e_lam = c.err_abs + info["lost"]
