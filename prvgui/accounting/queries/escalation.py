@@ -209,23 +209,26 @@ class SpentDelta(Strategy):
         return p.x < p.acc.infinite_mass()[0]
 
 
-class DirectTilt(Strategy):
-    """Float64 is too coarse for sure (its round-off on the least grid such a count needs, not
-    small against delta x accuracy): no plain pass for the first order, only the other orders
-    screened (``Accountant._unresolved_parts``); the tilted step composes the first."""
+def too_coarse_for_sure(acc: Any, delta: float) -> bool:
+    """Float64's round-off on the least grid such a count needs (MIN_GRID points) is not small
+    against delta x accuracy: no plain pass can resolve epsilon(delta)."""
+    return needs_long_double(delta, acc.eps_error, acc.total_count, MIN_GRID, 0)
 
-    def _applies(self, acc: Any, delta: float) -> bool:
-        return needs_long_double(delta, acc.eps_error, acc.total_count, MIN_GRID, 0)
+
+class DirectTilt(Strategy):
+    """Float64 is too coarse for sure (``too_coarse_for_sure``): no plain pass for the first
+    order, only the other orders screened (``Accountant._unresolved_parts``); the tilted step
+    composes the first."""
 
     def wanted(self, run: Run) -> bool:
-        return self._applies(run.acc, run.x)
+        return too_coarse_for_sure(run.acc, run.x)
 
     def run(self, run: Run) -> None:
         run.parts = run.acc._unresolved_parts(run.x, run.level, scaled(run.progress, 0.0, 0.2))
         run.res = max_bounds(run.parts)
 
     def expected(self, p: Pricing) -> bool:
-        return self._applies(p.acc, p.x)
+        return too_coarse_for_sure(p.acc, p.x)
 
     def price(self, p: Pricing) -> Cost:
         return sum((p.model.build(o, p.level, False, SCREEN)[0] for o in p.acc.orders[1:]), ZERO)
@@ -243,7 +246,7 @@ class Plain(Strategy):
         run.res = max_bounds(run.parts)
 
     def expected(self, p: Pricing) -> bool:
-        return not DirectTilt().expected(p)
+        return not too_coarse_for_sure(p.acc, p.x)
 
     def price(self, p: Pricing) -> Cost:
         return p.builds(p.level)
@@ -265,10 +268,10 @@ class Tilted(Strategy):
                                           scaled(run.progress, FIRST_PASS_SHARE, 1.0))
 
     def expected(self, p: Pricing) -> bool:
-        return DirectTilt().expected(p) or p.float64_too_coarse(p.n, p.out)
+        return too_coarse_for_sure(p.acc, p.x) or p.float64_too_coarse(p.n, p.out)
 
     def price(self, p: Pricing) -> Cost:
-        cost = p.tilted(2 if DirectTilt().expected(p) else 1)
+        cost = p.tilted(2 if too_coarse_for_sure(p.acc, p.x) else 1)
         return replace(cost, why=f"at delta {p.x:g} {self.why}")
 
 
