@@ -88,6 +88,12 @@ class Answer:
     eps_error: float = 0.01
     neighbouring: str = "add_remove"
     group_size: int = 1
+    #: rho of the whole composition when every row is exactly a Gaussian mechanism (zCDP, as
+    #: production reports DP-FTRL: rho = sum of count x mu^2 / 2), else None
+    rho: float | None = None
+    #: per row that has them, the numbers reports print beside epsilon (a matrix mechanism's
+    #: sensitivity, whether it is exact, rho): {"row", "kind", ...}
+    row_facts: tuple[dict, ...] = ()
 
     @property
     def lower(self) -> float:
@@ -112,6 +118,10 @@ class Answer:
                "neighbouring": self.neighbouring, "group_size": self.group_size}
         if self.epsilon_at_least is not None:
             out["epsilon_at_least"] = self.epsilon_at_least
+        if self.rho is not None:
+            out["rho"] = self.rho
+        if self.row_facts:
+            out["rows"] = [dict(f) for f in self.row_facts]
         if self.failed is not None:
             out["failed"] = {"prv": self.failed}
         return out
@@ -143,7 +153,31 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
         notes = (untight_note(rows, at_least, best.value, poisson),)
     return Answer("epsilon" if want_eps else "delta", at, b, best, comps, at_least, poisson,
                   tuple(acc.warnings), notes, failed, err, acc.relation.neighbouring.value,
-                  acc.relation.group_size)
+                  acc.relation.group_size, zcdp_rho(rows, acc.relation), row_facts(comp))
+
+
+def zcdp_rho(rows, relation) -> float | None:
+    """rho-zCDP of the composition when every row is exactly a Gaussian mechanism (under the
+    relation), else None."""
+    total = 0.0
+    for r in rows:
+        if r.count == 0:
+            continue
+        rho = r.mechanism.under(relation).zcdp_rho()
+        if rho is None:
+            return None
+        total += r.count * rho
+    return total
+
+
+def row_facts(comp: Composition) -> tuple[dict, ...]:
+    """Each row's ``Mechanism.facts`` (where it has any), numbered from 1 as the table shows."""
+    out = []
+    for i, r in enumerate(comp.rows):
+        facts = r.to_row().mechanism.facts()
+        if facts:
+            out.append({"row": i + 1, "kind": r.kind, **facts, "count": r.count})
+    return tuple(out)
 
 
 def _warn_all(answer: Answer) -> None:

@@ -223,6 +223,12 @@ def _query(args, want_eps: bool) -> int:
         print(f"  {who + ' upper':<14}{show(b.upper)}")
     if at_least is not None:
         print(f"  proven lower  {_fmt(at_least)}   (a concrete attack; the truth is at least this)")
+    if a.rho is not None:
+        print(f"  rho-zCDP      {a.rho:.6g}   (every row is a Gaussian mechanism)")
+    for f in a.row_facts:
+        how = "exact" if f.get("sensitivity_exact") else "a certified upper bound"
+        print(f"  row {f['row']}: sensitivity {f['sensitivity']:.6g} ({how}: {f.get('sensitivity_method', '')})"
+              + (f", rho {f['rho']:.6g} per run" if "rho" in f else ""))
     for w in (*a.notes, *a.warnings):
         print(f"  note: {w}")
     for c in comps.values():

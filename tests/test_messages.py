@@ -8,6 +8,8 @@ import math
 
 import pytest
 
+from prvgui.accounting.kinds.matrix_mechanism import Amplification, Matrix
+
 from prvgui.accounting.kinds.base import Choice, Points, Vector
 
 from prvgui.accounting import Accountant, Row
@@ -74,15 +76,22 @@ def test_every_parameter_message_names_its_label_and_the_value_once(kind, name, 
 @pytest.mark.parametrize("kind,name,label", FIELDS)
 def test_the_file_loader_names_the_row_the_key_and_the_label(kind, name, label):
     spec = MECHANISM_KINDS[kind].param_specs()[name]
-    bad = -1 if spec.lo >= 0 else 2.0
+    bad = -1 if spec.lo >= 0 or isinstance(spec, (Vector, Points)) else 2.0
     row = {"kind": kind, **MECHANISM_KINDS[kind].initial_params(), name: bad}
-    text = json.dumps({"format": "prvgui.composition", "version": 2,
+    text = json.dumps({"format": "prvgui.composition", "version": max(2, MECHANISM_KINDS[kind].since_version),
                        "mechanisms": [{"kind": "gaussian", "sigma": 1}, row]})
     with pytest.raises(FileFormatError) as err:
         loads(text)
     title = MECHANISM_KINDS[kind].title
     if isinstance(spec, Choice):  # a named choice, not a number
         needs = "one of " + " or ".join(f'"{v}"' for v, _ in spec.choices)
+    elif isinstance(spec, Matrix):
+        needs = "a list of rows of numbers (at most 2000 x 2000)"
+    elif isinstance(spec, Amplification):
+        needs = ('a list [m, B] of the dataset size m and the expected batch size B ({"dataset_size": m, '
+                 '"batch_size": B} in a file), or empty for none')
+    elif isinstance(spec, Vector) and not range_text(spec.lo, spec.hi, spec.lo_open):
+        needs = f"a list of {spec.entries}"
     elif isinstance(spec, Points):
         needs = "a list of [ε, δ] pairs"
     elif isinstance(spec, Vector):

@@ -13,9 +13,13 @@ from ..accounting.mechanisms import MECHANISM_KINDS
 from .model import KIND_TITLES, Document, RowSpec, Targets, _engine_rows, check_count, param_names
 
 FORMAT = "prvgui.composition"
-VERSION = 2
+VERSION = 3
 #: the versions this prvgui reads
-VERSIONS = (1, 2)
+VERSIONS = (1, 2, 3)
+#: the oldest version a file is written as: a file is written with the smallest version that holds
+#: every kind in it (``Mechanism.since_version``), so that a composition of older kinds stays
+#: readable by the prvgui that made its kinds
+WRITTEN_FROM = 2
 MAX_ROWS = 10_000
 TOP_KEYS = {"format", "version", "neighbouring", "group_size", "mechanisms", "targets"}
 ROW_KEYS = {"kind", "count", "label"}
@@ -194,12 +198,16 @@ def to_dict(doc: Document | Composition) -> dict:
     for r in doc.rows:
         m: dict[str, object] = {"kind": r.kind}
         m.update(r.params)
+        amp = m.get("amplification")
+        if isinstance(amp, (list, tuple)) and r.kind in MECHANISM_KINDS:  # as the format spells it
+            m["amplification"] = {"dataset_size": amp[0], "batch_size": amp[1]} if len(amp) == 2 else list(amp)
         m["count"] = r.count
         if r.label:
             m["label"] = r.label
         mechs.append(m)
     t = doc.targets
-    return {"format": FORMAT, "version": VERSION, "neighbouring": doc.neighbouring,
+    version = max([WRITTEN_FROM] + [MECHANISM_KINDS[r.kind].since_version for r in doc.rows])
+    return {"format": FORMAT, "version": version, "neighbouring": doc.neighbouring,
             "group_size": doc.group_size,
             "targets": {"delta": t.delta, "epsilon": t.epsilon, "eps_error": t.eps_error},
             "mechanisms": mechs}

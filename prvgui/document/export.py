@@ -15,14 +15,17 @@ SCHEME_WORDS = {"poisson": "Poisson-sampled batches", "fixed_size": "fixed-size 
 
 
 def batch_schemes(rows) -> list[str]:
-    """The ways the rows form their batches ('poisson', 'fixed_size', 'shuffled'), in row order,
-    each once: each kind says its own (``Mechanism.batch_scheme``); rows without batches (a Laplace
-    query, zCDP, the exponential mechanism, the shuffle model) add nothing."""
+    """How the rows form their batches, in words ('Poisson-sampled batches', 'shuffled batches',
+    a kind's own ``batch_words``), in row order, each once: each kind says its own
+    (``Mechanism.batch_scheme``); rows without batches (a Laplace query, zCDP, the exponential
+    mechanism, the shuffle model) add nothing."""
     out: list[str] = []
     for r in rows:
-        scheme = getattr(getattr(r, "mechanism", None), "batch_scheme", None)
-        if scheme in SCHEME_WORDS and scheme not in out:
-            out.append(scheme)
+        mech = getattr(r, "mechanism", None)
+        scheme = getattr(mech, "batch_scheme", None)
+        words = getattr(mech, "batch_words", None) or SCHEME_WORDS.get(scheme) if isinstance(scheme, str) else None
+        if words and words not in out:
+            out.append(words)
     return out
 
 
@@ -34,7 +37,7 @@ def setting_text(request) -> str:
     schemes = batch_schemes(getattr(request, "rows", ()))
     text = relation.describe()
     if schemes:
-        text += "; " + ", ".join(SCHEME_WORDS[s] for s in schemes)
+        text += "; " + ", ".join(schemes)
     return text
 
 

@@ -18,6 +18,7 @@ import os
 import re
 
 from ..accounting.kinds.base import Points, Vector
+from ..accounting.kinds.matrix_mechanism import MAX_MATRIX, Amplification, Matrix
 from ..accounting.mechanisms import kind_class
 from ..accounting.core.validate import IN_FILE, NumberError, check_number
 from .fileio import FileFormatError, read_text
@@ -30,13 +31,16 @@ MAX_LINES = 100_000
 
 def list_params(kind: str) -> dict[str, Vector | Points]:
     """The list parameters of a kind (empty for kinds without any)."""
-    return {n: s for n, s in kind_class(kind).param_specs().items() if isinstance(s, (Vector, Points))}
+    return {n: s for n, s in kind_class(kind).param_specs().items()
+            if isinstance(s, (Vector, Points)) and not isinstance(s, Amplification)}
 
 
 def columns_for(kind: str) -> list[tuple[str, str, float, float]]:
     """(column name, label, lowest, highest value) of the columns a kind's CSV file has: p, q or
     epsilon, delta."""
     specs = list_params(kind)
+    if any(isinstance(s, Matrix) for s in specs.values()):
+        return [(n, s.title, -math.inf, math.inf) for n, s in specs.items() if isinstance(s, Matrix)]
     if any(isinstance(s, Points) for s in specs.values()):
         return [("epsilon", "ε", 0.0, math.inf), ("delta", "δ", 0.0, 1.0)]
     return [(n, s.title, s.lo, s.hi) for n, s in specs.items()]
@@ -49,6 +53,9 @@ def read_csv(path: str | os.PathLike, kind: str) -> dict[str, tuple]:
 
 def parse_csv(text: str, kind: str) -> dict[str, tuple]:
     """Like :func:`read_csv`, from the file's text."""
+    matrix = [n for n, s in list_params(kind).items() if isinstance(s, Matrix)]
+    if matrix:
+        return {matrix[0]: _matrix_rows(text)}
     cols = columns_for(kind)
     if not cols:
         raise FileFormatError(f"{kind_class(kind).title} has no list to fill from a file")
@@ -90,6 +97,33 @@ def parse_csv(text: str, kind: str) -> dict[str, tuple]:
     if names == ["epsilon", "delta"]:
         return {"points": tuple(zip(values[0], values[1]))}
     return {name: tuple(v) for name, v in zip(names, values)}
+
+
+def _matrix_rows(text: str) -> tuple[tuple[float, ...], ...]:
+    """A matrix: every line that is not blank or a # comment is one row of numbers."""
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise FileFormatError(f"not a CSV file: {exc}") from None
+    out: list[tuple[float, ...]] = []
+    for line, row in enumerate(rows, start=1):
+        cells = [c.strip() for c in row]
+        if not any(cells) or cells[0].startswith("#"):
+            continue
+        if len(out) >= MAX_MATRIX:
+            raise FileFormatError(f"line {line}: the matrix has more than {MAX_MATRIX:,} rows")
+        vals = []
+        for j, cell in enumerate(cells):
+            v = float(cell) if _numeric(cell) else math.nan
+            if not math.isfinite(v):
+                raise FileFormatError(f"line {line}, column {j + 1}: {cell!r} is not a finite number")
+            vals.append(v)
+        if out and len(vals) != len(out[0]):
+            raise FileFormatError(f"line {line}: {len(vals)} numbers, the first row has {len(out[0])}")
+        out.append(tuple(vals))
+    if not out:
+        raise FileFormatError("the file has no rows of numbers")
+    return tuple(out)
 
 
 def _numeric(cell: str) -> bool:
@@ -160,6 +194,11 @@ def _num(v: object) -> str:
 def list_summary(spec, name: str, value: list | tuple) -> str:
     """``p: 4 outcomes``, ``3 (ε, δ) points`` for a list parameter in the table."""
     n = len(value)
+    if isinstance(spec, Matrix):
+        width = len(value[0]) if isinstance(value[0], (list, tuple)) else 1
+        return f"C: {n} × {width}"
+    if isinstance(spec, Amplification):
+        return "amplified: m, B = " + ", ".join(str(v) for v in value) if value else "not amplified"
     if isinstance(spec, Points):
         return f"{n} (ε, δ) point{'s' if n != 1 else ''}"
     sym = (spec.symbol or name) if spec is not None else name

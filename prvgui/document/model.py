@@ -61,7 +61,15 @@ class RowSpec:
 
     def to_row(self) -> Row:
         mech = mechanism_from_params(self.kind, dict(self.params))
-        return Row(mech, check_count(self.count))
+        count = check_count(self.count)
+        runs = mech.runs_per_count()
+        if runs > 1:  # (amplified banded MF: a run is ceil(n / b) subsampled steps)
+            try:
+                count = check_count(count * runs)
+            except ValueError:
+                raise ValueError(f"Count: {count:,} runs of {runs:,} steps each are more steps than a row "
+                                 "can count") from None
+        return Row(mech, count)
 
     def error(self, relation: Relation | None = None) -> str | None:
         """The validation message for this row (under ``relation``, if given), or None if it

@@ -455,6 +455,9 @@ def _tradeoff(request: Request, acc: Accountant, profs, rows, eps_upper: float) 
                                   "region": region_boundary(eps_upper, request.delta, alpha)})
 
 
+_SCHEME_ADJ = {"shuffled": "shuffled", "fixed_size": "fixed-size"}
+
+
 def untight_sentences(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None,
                       fmt: Callable[[float, bool], str] | None = None) -> list[str]:
     """The words beside a bracket whose rows include pairs that are upper bounds only, as
@@ -464,8 +467,17 @@ def untight_sentences(rows: Sequence[Row], at_least: float, upper: float, poisso
     show = fmt or (lambda v, up: f"{v:.4g}")
     untight = [r.mechanism for r in rows if r.count > 0 and not r.mechanism.tight
                and not r.mechanism.is_trivial()]
+    own = [m for m in untight if m.bracket_words]
     schemes = [b for b in ("shuffled", "fixed_size") if any(m.batch_scheme == b for m in untight)]
     lo, hi = show(at_least, False), show(upper, True)
+    if own and not schemes:
+        out = list(dict.fromkeys(m.bracket_words.format(lo=lo, hi=hi) for m in own))
+        adjectives = list(dict.fromkeys(m.batch_words or m.title for m in own))
+        if poisson is not None:
+            out.append(f"For contrast, Poisson accounting would say ε ≤ {show(poisson.upper, True)}: not a "
+                       f"guarantee for {' and '.join(adjectives)} (it assumes each record joins each step "
+                       "independently).")
+        return out
     if not schemes:
         titles = ", ".join(dict.fromkeys(m.title for m in untight))
         return [f"{titles}: the true ε lies between {lo} (proven lower bound: each such row run as one "
@@ -488,7 +500,7 @@ def untight_sentences(rows: Sequence[Row], at_least: float, upper: float, poisso
                "The upper bound also covers a record whose gradient changes sides from step to step; "
                "publish the upper bound."]
     if poisson is not None:
-        what = " and ".join({"shuffled": "shuffled", "fixed_size": "fixed-size"}[s] for s in schemes)
+        what = " and ".join(_SCHEME_ADJ[s] for s in schemes)
         out.append(f"For contrast, Poisson accounting would say ε ≤ {show(poisson.upper, True)}: not a "
                    f"guarantee for {what} batches (it assumes each record joins each step independently)."
                    + (" Under replace-one, fixed-size batches cost much more than Poisson sampling at the "

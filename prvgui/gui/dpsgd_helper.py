@@ -359,6 +359,10 @@ class DpSgdDialog(QDialog):
             self.summary.setText(f"The row: Shuffled Gaussian, T = ⌈N / B⌉ = "
                                  f"{fmt_count(row.params['batches_per_epoch'])} batches per epoch, "
                                  f"count = {fmt_count(row.count)} epoch{'' if row.count == 1 else 's'}")
+        elif scheme == "balls_in_bins":
+            self.summary.setText(f"The row: Random allocation Gaussian, T = ⌈N / B⌉ = "
+                                 f"{fmt_count(row.params['steps_per_epoch'])} steps per epoch, one per record, "
+                                 f"count = {fmt_count(row.count)} epoch{'' if row.count == 1 else 's'}")
         else:
             how = "fixed-size" if scheme == "fixed_size" else "Poisson"
             self.summary.setText(f"The row: Subsampled Gaussian ({how} batches), "

@@ -8,6 +8,9 @@ batches are formed (no Qt; the DP-SGD helper dialog, dpsgd_helper.py, shows and 
   neighbouring only (``scheme_relation``).
 * Shuffled: each epoch a fresh random permutation split into T = ⌈N / B⌉ batches. A shuffled
   Gaussian row with ``batches_per_epoch = T`` and ``count = epochs`` (whole epochs).
+* Balls-in-bins (random allocation): each epoch every record lands in one of T = ⌈N / B⌉ steps,
+  uniformly and independently (batches of B on average). A random allocation row with
+  ``steps_per_epoch = T``, ``selected = 1`` and ``count = epochs``.
 
 Schedule arithmetic only: the privacy numbers come from the engine (``scheme_request`` is the
 request the helper sends to ``view_model.compute``). The step-count rounding tolerates
@@ -18,6 +21,7 @@ from __future__ import annotations
 import math
 
 from ..accounting.core.values import Relation
+from ..accounting.kinds.random_allocation import RandomAllocation
 from ..accounting.kinds.shuffled_gaussian import MAX_BATCHES, ShuffledGaussian
 from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT
 from ..accounting.core.validate import NumberError, check_number, number_text
@@ -28,14 +32,19 @@ from .tasks import failure_text
 
 MAX_DATASET = 10**12
 SHUFFLED_KIND = ShuffledGaussian.kind
+ALLOCATION_KIND = RandomAllocation.kind
 #: the kinds the helper fills in (opened on such a row it starts from it and replaces it)
-HELPER_KINDS = (DPSGD_KIND, SHUFFLED_KIND)
-SCHEMES = ("poisson", "fixed_size", "shuffled")
-SCHEME_TITLES = {"poisson": "Poisson", "fixed_size": "Fixed size", "shuffled": "Shuffled"}
+HELPER_KINDS = (DPSGD_KIND, SHUFFLED_KIND, ALLOCATION_KIND)
+SCHEMES = ("poisson", "fixed_size", "shuffled", "balls_in_bins")
+#: the schemes whose rows count whole epochs of T = ⌈N / B⌉ steps
+EPOCH_SCHEMES = ("shuffled", "balls_in_bins")
+SCHEME_TITLES = {"poisson": "Poisson", "fixed_size": "Fixed size", "shuffled": "Shuffled",
+                 "balls_in_bins": "Balls-in-bins"}
 SCHEME_TEXT = {
     "poisson": "Poisson: each record joins each step with probability B / N",
     "fixed_size": "Fixed size: each step a random batch of exactly B records",
     "shuffled": "Shuffled: each epoch a fresh permutation, split into batches of B",
+    "balls_in_bins": "Balls-in-bins: each epoch every record joins one random step of ⌈N / B⌉",
 }
 SCHEME_TIPS = {
     "poisson": "Opacus' default and what DP-SGD accounting usually assumes. The row: a subsampled "
@@ -48,6 +57,11 @@ SCHEME_TIPS = {
     "shuffled": "What most training loops do (shuffle, then iterate over the batches). The row: a "
                 "shuffled Gaussian with ⌈N / B⌉ batches per epoch and the epochs as its count. No tight "
                 "accountant exists: prvgui reports a proven lower bound and a certified upper bound.",
+    "balls_in_bins": "Random allocation with one step per record (Chua et al. 2025; Feldman and Shenfeld "
+                     "2025): fixed-shape epochs that amplify about as Poisson does. The row: a random "
+                     "allocation Gaussian with ⌈N / B⌉ steps per epoch and the epochs as its count. prvgui "
+                     "reports a proven lower bound and a certified upper bound (without amplification "
+                     "for now: the gap is shown).",
 }
 
 
@@ -86,15 +100,17 @@ def dpsgd_schedule(dataset_size: object, batch_size: object, epochs: object) -> 
     return q, steps
 
 
-def shuffled_schedule(dataset_size: object, batch_size: object, epochs: object) -> tuple[int, int]:
-    """(batches per epoch T = ⌈N / B⌉, epochs) for DP-SGD with shuffled batches; the epochs are
-    the row's count, so they must be whole. Raises a NumberError naming the bad field."""
+def shuffled_schedule(dataset_size: object, batch_size: object, epochs: object,
+                      what: str = "shuffled batches") -> tuple[int, int]:
+    """(batches per epoch T = ⌈N / B⌉, epochs) for DP-SGD with shuffled batches (or balls-in-bins:
+    ``what`` names them in messages); the epochs are the row's count, so they must be whole.
+    Raises a NumberError naming the bad field."""
     n, b = _sizes(dataset_size, batch_size)
     check_number(LABELS["epochs"], epochs, 0.0, lo_open=True, field="epochs")
-    e = _whole("epochs", epochs, 1, MAX_COUNT, " with shuffled batches (the row counts epochs)")
+    e = _whole("epochs", epochs, 1, MAX_COUNT, f" with {what} (the row counts epochs)")
     t = -(-n // b)
     if t > MAX_BATCHES:
-        raise NumberError(LABELS["batch"], f"at least {-(-n // MAX_BATCHES):,} with shuffled batches "
+        raise NumberError(LABELS["batch"], f"at least {-(-n // MAX_BATCHES):,} with {what} "
                           f"(at most {MAX_BATCHES:,} batches per epoch)", batch_size, "batch")
     return t, e
 
@@ -108,6 +124,10 @@ def dpsgd_row(scheme: str, values: dict, sensitivity: object = 1.0) -> RowSpec:
         t, e = shuffled_schedule(n, b, epochs)
         row = RowSpec(SHUFFLED_KIND, {"sigma": sigma, "batches_per_epoch": t, "sensitivity": sensitivity},
                       e, label)
+    elif scheme == "balls_in_bins":
+        t, e = shuffled_schedule(n, b, epochs, "balls-in-bins batches")
+        row = RowSpec(ALLOCATION_KIND, {"sigma": sigma, "steps_per_epoch": t, "selected": 1,
+                                        "sensitivity": sensitivity}, e, label)
     elif scheme in ("poisson", "fixed_size"):
         q, steps = dpsgd_schedule(n, b, epochs)
         params = {"sigma": sigma, "sampling_rate": q, "sensitivity": sensitivity}
@@ -206,6 +226,9 @@ def initial_for_row(row: RowSpec | None, remembered: dict, group_size: int = 1) 
     if row.kind == SHUFFLED_KIND:
         initial["scheme"] = "shuffled"
         initial.update(settings_for_shuffled(p.get("batches_per_epoch"), row.count, initial) or {})
+    elif row.kind == ALLOCATION_KIND:
+        initial["scheme"] = "balls_in_bins"
+        initial.update(settings_for_shuffled(p.get("steps_per_epoch"), row.count, initial) or {})
     else:
         initial["scheme"] = "fixed_size" if p.get("sampling") == "fixed_size" else "poisson"
         initial.update(settings_for_row(p.get("sampling_rate"), row.count, initial) or {})

@@ -334,9 +334,17 @@ class RowForm(QGroupBox):
                        "Edit count of row", "count")
 
 
+def _rows(value: object, points: bool) -> object:
+    """A list of rows with each bare number as a one-entry row (a one-column matrix typed as
+    "1; 2" stands for ((1,), (2,)))."""
+    if not points or not isinstance(value, tuple):
+        return value
+    return tuple(v if isinstance(v, tuple) else (v,) for v in value)
+
+
 def _set_list_text(edit: QLineEdit, value: object, points: bool) -> None:
     """Show a list parameter unless the field's text already stands for it."""
-    if parse_list(edit.text(), points) != value and edit.text() != value:
+    if _rows(parse_list(edit.text(), points), points) != _rows(value, points) and edit.text() != value:
         pos = edit.cursorPosition()
         edit.setText(list_text(value, points))
         edit.setCursorPosition(min(pos, len(edit.text())))

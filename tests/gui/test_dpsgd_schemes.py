@@ -20,7 +20,7 @@ TIMEOUT = 30_000
 #: Chua et al.'s example: σ = 0.8, one epoch of 1000 batches
 CHUA = {"dataset": 60000, "batch": 60, "epochs": 1, "sigma": 0.8}
 #: what the fake engine answers for each scheme (ε upper; shuffled also a proven lower bound)
-ANSWERS = {"poisson": 0.47, "fixed_size": 0.93, "shuffled": (6.04, 9.5)}
+ANSWERS = {"poisson": 0.47, "fixed_size": 0.93, "shuffled": (6.04, 9.5), "balls_in_bins": (0.39, 9.5)}
 
 
 class FakeEngine:
@@ -38,6 +38,8 @@ class FakeEngine:
         mech = request.rows[0].mechanism
         if mech.kind == "shuffled_gaussian":
             return "shuffled"
+        if mech.kind == "random_allocation":
+            return "balls_in_bins"
         return mech.sampling
 
     def __call__(self, request, progress=None, cancel=None):
@@ -51,7 +53,7 @@ class FakeEngine:
             self.cancelled.set()
             raise Cancelled("computation cancelled")
         answer = ANSWERS[scheme]
-        if scheme == "shuffled":
+        if scheme in ("shuffled", "balls_in_bins"):
             low, up = answer
             return SimpleNamespace(request=request, epsilon=Bounds(up - 0.01, up - 0.005, up),
                                    certified_upper=CertifiedUpper(up, "prv"), epsilon_at_least=low,
@@ -90,13 +92,14 @@ def compare(qtbot, dialog):
 def test_the_comparison_shows_every_scheme_side_by_side(qtbot, make):
     dialog, engine = make()
     answers = compare(qtbot, dialog)
-    assert answers == {"poisson": "≤ 0.47", "fixed_size": "≤ 0.93", "shuffled": "between 6.04 and 9.5"}
+    assert answers == {"poisson": "≤ 0.47", "fixed_size": "≤ 0.93", "shuffled": "between 6.04 and 9.5",
+                       "balls_in_bins": "between 0.39 and 9.5"}
     table = dialog.table
-    assert [table.item(r, 0).text().split()[0] for r in range(3)] == ["Poisson", "Fixed", "Shuffled"]
+    assert [table.item(r, 0).text().split()[0] for r in range(4)] == ["Poisson", "Fixed", "Shuffled", "Balls-in-bins"]
     assert "δ = 1e-06" in table.horizontalHeaderItem(1).text()
     # each scheme is accounted as it would be once applied: fixed size under replace-one
-    assert [table.item(r, 2).text() for r in range(3)] == [
-        "add/remove one record", "replace one record", "add/remove one record"]
+    assert [table.item(r, 2).text() for r in range(4)] == [
+        "add/remove one record", "replace one record", "add/remove one record", "add/remove one record"]
     requests = engine.by_scheme()
     assert set(requests) == set(SCHEMES)
     assert requests["fixed_size"].neighbouring == "replace_one"
@@ -121,6 +124,10 @@ def test_the_helper_builds_the_row_of_each_scheme(qtbot, make, scheme):
         assert row.kind == "shuffled_gaussian" and row.count == 1
         assert row.params == {"sigma": 0.8, "batches_per_epoch": 1000, "sensitivity": 1.0}
         assert "1\u202f000 batches per epoch" in dialog.summary.text()
+    elif scheme == "balls_in_bins":
+        assert row.kind == "random_allocation" and row.count == 1
+        assert row.params == {"sigma": 0.8, "steps_per_epoch": 1000, "selected": 1, "sensitivity": 1.0}
+        assert "1\u202f000 steps per epoch" in dialog.summary.text()
     else:
         assert row.kind == "subsampled_gaussian" and row.count == 1000
         assert row.params["sampling_rate"] == 0.001 and row.params["sigma"] == 0.8
@@ -132,9 +139,9 @@ def test_the_helper_builds_the_row_of_each_scheme(qtbot, make, scheme):
     note = dialog.relation_note.text()
     assert ("replace-one" in note and "for every row" in note) == (scheme == "fixed_size")
     # the chosen scheme is marked in the comparison
-    chosen = [dialog.table.item(r, 0).text() for r in range(3) if "chosen" in dialog.table.item(r, 0).text()]
+    chosen = [dialog.table.item(r, 0).text() for r in range(len(SCHEMES)) if "chosen" in dialog.table.item(r, 0).text()]
     assert len(chosen) == 1 and chosen[0].startswith({"poisson": "Poisson", "fixed_size": "Fixed",
-                                                      "shuffled": "Shuffled"}[scheme])
+                                                      "shuffled": "Shuffled", "balls_in_bins": "Balls"}[scheme])
 
 
 def test_who_is_protected_sets_the_group_size_and_the_comparison(qtbot, make):
@@ -181,8 +188,8 @@ def test_an_edit_cancels_the_running_comparison_and_its_answer_never_shows(qtbot
     engine = FakeEngine(hold=30000)
     dialog, _ = make({"dataset": 30000}, engine=engine)
     dialog.compare_now()  # Poisson and fixed size now wait until cancelled
-    qtbot.waitUntil(lambda: sum(1 for r in engine.requests if r.rows[0].mechanism.kind != "shuffled_gaussian")
-                    == 2, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: sum(1 for r in engine.requests if r.rows[0].mechanism.kind
+                                not in ("shuffled_gaussian", "random_allocation")) == 2, timeout=TIMEOUT)
     assert dialog.answers()["poisson"] == "computing…"
     dialog.fields["dataset"].setText("60000")
     assert engine.cancelled.wait(10)

@@ -210,7 +210,7 @@ def _pair_text(pair: object) -> object:
     return pair
 
 
-def param(spec: Param, default: float | str | None = None, kw_only: bool = False):
+def param(spec: Param, default: float | str | tuple | None = None, kw_only: bool = False):
     """A dataclass field for a parameter; ``default`` makes it optional in files and calls.
     ``kw_only``: a field named like a class attribute of :class:`Mechanism` (e.g. ``symmetric``)
     must be keyword-only (dataclasses would place it first); it still comes last in forms."""
@@ -253,6 +253,12 @@ class Mechanism:
     #: how the rows of this kind form their batches: 'poisson', 'fixed_size' or 'shuffled'
     #: (captions and notes name them); None for mechanisms without batches
     batch_scheme: ClassVar[str | None] = None
+    #: how captions name this kind's batches when ``batch_scheme`` is its own (e.g. "random
+    #: allocation (balls-in-bins)"); None: the scheme's usual words (export.py)
+    batch_words: ClassVar[str | None] = None
+    #: for a kind whose pair is an upper bound only: the sentence beside the bracket saying where the
+    #: truth lies, with {lo} and {hi} for the two bounds; empty: the generic sentence
+    bracket_words: ClassVar[str] = ""
     #: the first composition file version that holds the kind
     since_version: ClassVar[int] = 2
     #: parameter sets where the kind's pair is worth checking (corners: little or much noise,
@@ -336,6 +342,21 @@ class Mechanism:
         would use, and how many of them one run counts as (``bracket.poisson_contrast``); None
         when no Poisson accounting would stand in for the kind (e.g. a selection mechanism)."""
         return None
+
+    def runs_per_count(self) -> int:
+        """How many runs of this mechanism's pair one count of the row stands for (1; amplified
+        banded MF: its ceil(n / b) subsampled steps)."""
+        return 1
+
+    def facts(self) -> dict[str, object]:
+        """Numbers reports print beside epsilon for this row (e.g. a matrix mechanism's
+        sensitivity and rho); empty for most kinds."""
+        return {}
+
+    def zcdp_rho(self) -> float | None:
+        """rho when one run is exactly rho-zCDP as the Gaussian mechanism (mu^2 / 2), else None."""
+        mu = self.gaussian_mu()
+        return None if mu is None else 0.5 * mu * mu
 
     # ------------------------------------------------------------ privacy loss
     def orders(self, relation: "Relation | Neighbouring | str | None" = None) -> tuple[str, ...]:

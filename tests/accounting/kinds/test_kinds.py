@@ -12,6 +12,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from prvgui.accounting.kinds.matrix_mechanism import Amplification
+
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
 from prvgui.accounting import kinds as kinds_pkg
 from prvgui.accounting.queries.calibrate import parameters_for, search_spec
@@ -38,7 +40,8 @@ def relation_of(mech) -> str:
 
 def test_the_registry_holds_the_kinds_in_menu_order():
     assert KINDS == ["gaussian", "discrete_gaussian", "laplace", "discrete_laplace", "randomized_response",
-                     "pure_dp", "approx_dp", "subsampled_gaussian", "shuffled_gaussian", "subsampled_laplace",
+                     "pure_dp", "approx_dp", "subsampled_gaussian", "truncated_poisson", "shuffled_gaussian",
+                     "random_allocation", "matrix_mechanism", "subsampled_laplace",
                      "shuffle_model", "exponential_mechanism", "zcdp", "pmf_pair", "privacy_profile"]
     assert list(KIND_TITLES) == KINDS and KIND_TITLES["pure_dp"] == "Pure ε-DP"
 
@@ -59,7 +62,8 @@ def test_every_kind_declares_its_parameters(kind):
         assert p.unit and p.symbol, name
         p.check(name, p.initial)  # a new row is valid
         if isinstance(p, (Vector, Points)):  # a list: a bare number is not one
-            for bad in (math.nan, 0.5, [], [math.nan]):
+            # (an optional list, e.g. a matrix mechanism's amplification, may be empty: none)
+            for bad in (math.nan, 0.5, [math.nan]) if isinstance(p, Amplification) else (math.nan, 0.5, [], [math.nan]):
                 with pytest.raises(ValueError) as err:
                     p.check(name, bad)
                 assert str(err.value).startswith(p.title + " must be a list") and err.value.field == name

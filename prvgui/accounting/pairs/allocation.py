@@ -1,0 +1,342 @@
+"""Random allocation of one participation among m steps: the pair and its PRVs, both sides.
+
+The pair (units of the clipping norm, noise multiplier s, mu = 1 / s). One round puts the record
+in one uniformly random step of m; the m noisy sums are Q = N(0, s^2 I) without the record and
+P = (1/m) sum_j N(e_j, s^2 I) with it (the other records' gradients 0, the record's +1: two
+realisable datasets; Feldman and Shenfeld, "Privacy amplification by random allocation", 2025,
+show that this pair dominates the adaptive mechanism, DP-SGD included). With R_j = dP_j/dQ at the
+output, independent under Q with log R_j ~ N(-mu^2/2, mu^2),
+
+    dP/dQ = S / m,  S = R_1 + ... + R_m,    remove: Y = log(S/m) under P;  add: Y = -log(S/m) under Q,
+
+and P(A) = E_Q[(S/m) 1_A]. k participations among t steps are k such rounds with m = floor(t / k):
+a uniformly random permutation of the t outputs turns k stratified rounds (one participation in
+each block of m steps, t - k m steps of pure noise) into a uniformly random k-subset, and maps Q to
+itself, so the k-of-t pair is a post-processing of the k rounds (kinds/random_allocation.py).
+
+The law of S, certified from both sides. S is computed under Q on a grid twice, once with every
+value rounded UP (``up``: S_up >= S, coupled) and once DOWN (``down``: S_down <= S):
+
+* terms are split at R1 (with J of the m terms above it, P(J >= 2) <= TAU): the small terms'
+  conditional law is put on a fine grid g (each term's rounding moves S/m by at most g), their
+  m- and (m-1)-fold sums are formed by FFT convolution, doubling with the binary digits of m,
+  re-gridding each sum on a grid H (each re-gridding moves S/m by at most H/m); the large term
+  B (J = 1) is put on the grid H and added to the (m-1)-fold sum; J >= 2 is set aside;
+* each sum is cut to [lo, hi] by Chernoff bounds from the grid laws' moment generating functions
+  (mass beyond hi set aside in ``up``, clamped in ``down``; below lo clamped up in ``up``, set to
+  0 in ``down``);
+* an FFT's round-off is bounded as the composition engine bounds its own (docs/method.md, "The
+  error budget": twice its most negative output, at least 4 ulp of the peak) and that much mass
+  is added to every point: ``up``'s excess is then taken from its bottom, ``down``'s from its top.
+
+Then, with e the P-mass of what was set aside (bounded separately, ``_escape_p``):
+``remove`` upper: log(S_up/m) with masses (S_up/m) Q(S_up), cut from the bottom to total 1 - e,
+plus e at +infinity (every upper tail at least the truth's); ``add`` upper: -log(S_down/m) under
+Q, S_down = 0 at +infinity; the lower sides swap the roles (a proven LOWER bound: the pair is
+realised). The result's sides differ by the grids' rounding, a relative 2e-4 or so in S/m.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from .prv import PRV, Continuous
+
+#: the mass a cut or a rare event may set aside (each, per round)
+TAU = 1e-15
+#: the most grid points an array may have (a bigger problem falls back to the Gaussian bound)
+N_MAX = 1 << 22
+_ULP = np.finfo(float).eps
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A law on the points (offset + i) h, masses ``p`` (float64); ``spill`` mass set aside above
+    (``up``) or at 0 (``down``)."""
+
+    h: float
+    offset: int
+    p: np.ndarray
+    spill: float = 0.0
+
+    @property
+    def values(self) -> np.ndarray:
+        return (self.offset + np.arange(self.p.size)) * self.h
+
+
+def _conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a * b by FFT, non-negative, with the round-off bound added to every point."""
+    n = a.size + b.size - 1
+    size = 1 << (n - 1).bit_length()
+    y = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
+    floor = max(2.0 * max(0.0, -float(y.min())), 4.0 * _ULP * float(y.max()))
+    return np.maximum(y, 0.0) + floor
+
+
+def _regrid(x: Grid, h: float, up: bool) -> Grid:
+    """The same law on the grid h, each value rounded up (or down)."""
+    if h == x.h:
+        return x
+    v = x.values / h
+    idx = np.ceil(v * (1 - 1e-15)) if up else np.floor(v * (1 + 1e-15))
+    idx = idx.astype(np.int64)
+    lo = int(idx.min())
+    return Grid(h, lo, np.bincount(idx - lo, weights=x.p), x.spill)
+
+
+def _cut(x: Grid, lo: float, hi: float, up: bool) -> Grid:
+    """Values above hi set aside (up) or clamped to hi (down); below lo clamped up to lo (up) or
+    set aside at 0 (down)."""
+    v = x.values
+    p = x.p.copy()
+    spill = x.spill
+    above, below = v > hi, v < lo
+    i_hi = int(np.searchsorted(v, hi, side="right")) - 1
+    i_lo = int(np.searchsorted(v, lo, side="left"))
+    if up:
+        spill += float(p[above].sum())
+        p[i_lo] += float(p[below].sum()) if i_lo < p.size else 0.0
+    else:
+        spill += float(p[below].sum())
+        if i_hi >= 0:
+            p[i_hi] += float(p[above].sum())
+    keep = slice(max(i_lo, 0), max(i_hi, i_lo - 1) + 1) if i_lo <= i_hi else slice(0, 0)
+    return Grid(x.h, x.offset + (keep.start or 0), p[keep], spill)
+
+
+def _add(a: Grid, b: Grid, up: bool) -> Grid:
+    assert a.h == b.h
+    return Grid(a.h, a.offset + b.offset, _conv(a.p, b.p), a.spill + b.spill)
+
+
+class _Round:
+    """One round's sums (module docstring) for mu and m, both roundings."""
+
+    def __init__(self, mu: float, m: int, acc: float) -> None:
+        self.mu, self.m = mu, m
+        self.p1 = math.sqrt(2.0 * TAU / (m * (m - 1)))
+        self.r1 = self._quantile(self.p1)
+        self.u = self._quantile(TAU / m)  # the large term's cap: P(R > U) <= TAU / m
+        self.g = acc / 2.0
+        ops = 2 * m.bit_length() + 2
+        self.h = max(self.g, acc / 2.0 * m / ops)
+        self.h = self.g * max(1, round(self.h / self.g))
+        if self.r1 / self.g > N_MAX:
+            raise OverflowError("random allocation grid too large")
+
+    def _quantile(self, p: float) -> float:
+        """R's upper p-quantile under Q: exp(mu z - mu^2/2), P(Z > z) = p."""
+        return math.exp(self.mu * float(-ndtri(p)) - 0.5 * self.mu * self.mu)
+
+    def _cdf_r(self, x: np.ndarray, shifted: bool = False) -> np.ndarray:
+        """P(R <= x) under Q (or of the shifted term R* under P), x > 0."""
+        with np.errstate(divide="ignore"):
+            z = (np.log(x) + (-0.5 if shifted else 0.5) * self.mu * self.mu) / self.mu
+        return ndtr(z)
+
+    def base(self, up: bool) -> Grid:
+        """The small terms' law (R given R <= R1) on the grid g."""
+        k = int(math.ceil(self.r1 / self.g))
+        edges = np.arange(k + 1) * self.g
+        c = self._cdf_r(np.maximum(edges, 1e-300))
+        c[0] = 0.0
+        mass = np.diff(c) / (1.0 - self.p1)
+        mass = np.maximum(mass, 0.0)
+        return Grid(self.g, 1 if up else 0, mass)
+
+    def large(self, up: bool) -> Grid:
+        """The large term's law (R given R > R1) on the grid H, beyond U set aside (up) or
+        clamped (down)."""
+        i0 = int(math.floor(self.r1 / self.h))
+        i1 = int(math.ceil(self.u / self.h)) + 1
+        edges = np.arange(i0, i1 + 1) * self.h
+        edges[0] = self.r1
+        c = self._cdf_r(edges)
+        mass = np.maximum(np.diff(c), 0.0) / self.p1
+        spill = float(ndtr(-(math.log(edges[-1]) + 0.5 * self.mu ** 2) / self.mu)) / self.p1
+        if up:
+            return Grid(self.h, i0 + 1, mass, spill)
+        mass[-1] += spill
+        return Grid(self.h, i0, mass)
+
+    def _tails(self, base_up: Grid, base_down: Grid, n: int) -> tuple[float, float]:
+        """[lo, hi] holding the n-fold small sum but for TAU (Q and P, by Chernoff)."""
+        v_up, p_up = base_up.values, base_up.p
+        v_dn, p_dn = base_down.values, base_down.p
+        thetas = np.geomspace(1e-4, 50.0, 400) / max(self.r1, 1.0) * 40
+        hi = math.inf
+        mean = float((v_up * p_up).sum())
+        for th in thetas:
+            lm = _logsumexp(th * v_up, p_up)
+            lmd = _logsumexp(th * v_up, p_up * v_up)
+            # Q: exp(n lm - th w) <= TAU;  P: (n/m) exp(lmd + (n-1) lm - th w) + (m-n)/m Q <= TAU
+            w = max(n * lm - math.log(TAU / 4), lmd + (n - 1) * lm - math.log(TAU / 4)) / th
+            hi = min(hi, w)
+        lo = 0.0
+        for th in thetas:
+            lm = _logsumexp(-th * v_dn, p_dn)
+            w = (math.log(TAU / 4) - n * lm) / th
+            lo = max(lo, w)
+        return max(0.0, min(lo, n * mean)), max(hi, n * mean)
+
+    def sums(self, up: bool) -> tuple[Grid, Grid, float]:
+        """(m-fold small sum, (m-1)-fold small sum plus the large term, cut mass bound under P)."""
+        base_u, base_d = self.base(True), self.base(False)
+        base = base_u if up else base_d
+        on_h = _regrid(base, self.h, up)
+        p_cut = 0.0
+        acc: Grid | None = None
+        n = 0
+        for bit in bin(self.m - 1)[2:]:
+            if acc is not None:
+                acc = _regrid(_add(acc, acc, up), self.h, up)
+                n *= 2
+            if bit == "1":
+                acc = base if acc is None else (_regrid(_add(acc, base, up), self.h, up) if n == 1 else
+                                                _add(acc, on_h, up))
+                n += 1
+            if acc is not None and n > 1:
+                acc = _regrid(acc, self.h, up)
+                lo, hi = self._tails(base_u, base_d, n)
+                acc = _cut(acc, lo, hi, up)
+                p_cut += 2 * TAU
+        assert acc is not None
+        acc = _regrid(acc, self.h, up)
+        full = _add(acc, on_h, up)
+        lo, hi = self._tails(base_u, base_d, self.m)
+        full = _cut(full, lo, hi, up)
+        with_large = _add(acc, self.large(up), up)
+        return full, with_large, p_cut + 2 * TAU
+
+    def weights(self) -> tuple[float, float, float]:
+        """(P(J = 0), P(J = 1), P(J >= 2)) under Q."""
+        m, p = self.m, self.p1
+        w0 = math.exp(m * math.log1p(-p))
+        w1 = m * p * math.exp((m - 1) * math.log1p(-p))
+        return w0, w1, max(0.0, 1.0 - w0 - w1)
+
+    def escape_p(self, p_cut: float) -> float:
+        """The P-mass of everything ``up`` set aside: J >= 2, the large term beyond U, the cuts."""
+        m, p = self.m, self.p1
+        star = float(ndtr(-(math.log(self.r1) - 0.5 * self.mu ** 2) / self.mu))  # P(R* > R1)
+        j2 = star * (1 - math.exp((m - 1) * math.log1p(-p))) + (m - 1) * (m - 2) / 2 * p * p
+        star_u = float(ndtr(-(math.log(self.u) - 0.5 * self.mu ** 2) / self.mu))
+        return j2 + star_u + TAU + p_cut
+
+
+def _logsumexp(x: np.ndarray, w: np.ndarray) -> float:
+    keep = w > 0
+    if not keep.any():
+        return -math.inf
+    x, w = x[keep], w[keep]
+    top = float(x.max())
+    return top + math.log(float((w * np.exp(x - top)).sum()))
+
+
+def _mixture(parts: list[tuple[float, Grid]]) -> tuple[np.ndarray, np.ndarray, float]:
+    """(values of S, masses, spill) of a mixture of laws on one grid."""
+    h = parts[0][1].h
+    lo = min(g.offset for _, g in parts)
+    hi = max(g.offset + g.p.size for _, g in parts)
+    p = np.zeros(hi - lo)
+    spill = 0.0
+    for w, g in parts:
+        p[g.offset - lo:g.offset - lo + g.p.size] += w * g.p
+        spill += w * g.spill
+    return (lo + np.arange(hi - lo)) * h, p, spill
+
+
+def _trim(mass: np.ndarray, total: float, from_bottom: bool) -> np.ndarray:
+    """Remove mass beyond ``total`` from the bottom (or the top) of ``mass``."""
+    excess = float(mass.sum()) - total
+    if excess <= 0:
+        return mass
+    out = mass.copy() if from_bottom else mass[::-1].copy()
+    cum = np.cumsum(out)
+    k = min(int(np.searchsorted(cum, excess)), out.size - 1)
+    out[:k] = 0.0
+    out[k] = max(0.0, float(cum[k]) - excess)
+    return out if from_bottom else out[::-1]
+
+
+def _step_prv(locs: np.ndarray, mass: np.ndarray, inf_mass: float) -> PRV:
+    """A PRV with atoms at ``locs`` (ascending), as a continuous part with step cdf/sf."""
+    keep = mass > 0
+    locs, mass = locs[keep], mass[keep]
+    order = np.argsort(locs, kind="stable")
+    locs, mass = locs[order], mass[order]
+    cum = np.concatenate([[0.0], np.cumsum(mass)])
+    tail = np.concatenate([np.cumsum(mass[::-1])[::-1], [0.0]])
+    total = float(cum[-1])
+
+    def cdf(t):
+        return cum[np.searchsorted(locs, np.asarray(t, dtype=float), side="right")]
+
+    def sf(t):
+        return tail[np.searchsorted(locs, np.asarray(t, dtype=float), side="right")]
+
+    mean = float((locs * mass).sum())
+    centre = float(locs[np.searchsorted(cum[1:], total / 2)]) if locs.size else 0.0
+    lo, hi = float(locs[0]), float(locs[-1])
+    if hi <= lo:
+        return PRV(((lo, total),), inf_mass, None, mean, 1e-12 * abs(mean))
+    cont = Continuous(lo - 1e-12 * (1 + abs(lo)), hi, total, cdf, sf, centre)
+    return PRV((), inf_mass, cont, mean, 1e-12 * (1 + abs(mean)))
+
+
+@dataclass(frozen=True)
+class RoundPRVs:
+    """One round's four PRVs: upper and lower, each order."""
+
+    remove_up: PRV
+    add_up: PRV
+    remove_low: PRV
+    add_low: PRV
+
+
+@lru_cache(maxsize=64)
+def round_prvs(mu: float, m: int, acc: float = 2e-4) -> RoundPRVs | None:
+    """The PRVs of one round of 1-of-m random allocation at mu (module docstring); None when
+    the grids would be too large (large mu: the caller falls back to a bound without
+    amplification). ``acc``: the rounding allowed in S / m, from each side."""
+    if m < 2:
+        raise ValueError("a round needs at least two steps")
+    sd = math.sqrt(math.expm1(min(mu * mu, 700.0)) / m)
+    acc = min(acc, 0.02 * sd)
+    try:
+        r = _Round(mu, m, acc)
+    except OverflowError:
+        return None
+    w0, w1, w2 = r.weights()
+    out = {}
+    for up in (True, False):
+        full, with_large, p_cut = r.sums(up)
+        s, q, spill = _mixture([(w0, full), (w1, with_large)])
+        out[up] = (s / m, q, spill + w2, p_cut)
+    sbar_u, q_u, spill_u, cut_u = out[True]
+    sbar_d, q_d, spill_d, _ = out[False]
+    esc_p = r.escape_p(cut_u)
+    # remove, upper: log(S_up/m) under P, bottom-trimmed to 1 - esc_p, esc_p at +inf
+    pm = _trim(sbar_u * q_u, 1.0 - esc_p, from_bottom=True)
+    with np.errstate(divide="ignore"):
+        remove_up = _step_prv(np.log(sbar_u), pm, esc_p)
+    # add, upper: -log(S_down/m) under Q; S_down = 0 (spill) at +inf
+    pos = sbar_d > 0
+    qd = _trim(q_d[pos], 1.0 - spill_d, from_bottom=False)
+    add_up = _step_prv(-np.log(sbar_d[pos]), qd, spill_d)
+    # remove, lower: log(S_down/m) under P, top-trimmed to at most 1; the deficit at the bottom
+    pml = _trim(sbar_d[pos] * q_d[pos], 1.0, from_bottom=False)
+    locs = np.log(sbar_d[pos])
+    pml[0] += max(0.0, 1.0 - float(pml.sum()))
+    remove_low = _step_prv(locs, pml, 0.0)
+    # add, lower: -log(S_up/m) under Q, bottom-trimmed (in S) to 1; S_up = inf at the bottom
+    qu = _trim(q_u, 1.0, from_bottom=True)
+    locs = -np.log(sbar_u)
+    qu = qu.copy()
+    qu[-1] += max(0.0, 1.0 - float(qu.sum()))
+    add_low = _step_prv(locs, qu, 0.0)
+    return RoundPRVs(remove_up, add_up, remove_low, add_low)
