@@ -172,9 +172,13 @@ def zcdp_rho(rows, relation) -> float | None:
 
 def row_facts(comp: Composition) -> tuple[dict, ...]:
     """Each row's ``Mechanism.facts`` (where it has any), numbered from 1 as the table shows."""
+    from .accounting.kinds.base import group_factor
+    relation = comp.relation
     out = []
     for i, r in enumerate(comp.rows):
-        facts = r.to_row().mechanism.facts()
+        facts = dict(r.to_row().mechanism.facts())
+        if "rho" in facts and not relation.plain:  # (the sensitivity is per record; rho is for the relation)
+            facts["rho"] = facts["rho"] * group_factor(relation) ** 2
         if facts:
             out.append({"row": i + 1, "kind": r.kind, **facts, "count": r.count})
     return tuple(out)

@@ -25,7 +25,8 @@ Amplified banded MF (``amplification`` = {"dataset_size": m, "batch_size": B}; C
 al. 2023, Thm 1): with a b-banded C (b = the band: len(c) for banded_toeplitz, the smallest band
 holding a lower-triangular ``matrix``), the data split into b equal parts, step i drawing a
 Poisson batch of expected size B from part i mod b, the release is dominated by ceil(n / b)
-Poisson-subsampled Gaussian steps at q = b B / m with noise sigma / (largest column norm of C).
+Poisson-subsampled Gaussian steps at q = b B / m with noise sigma / (largest column norm of C)
+(when b does not divide m, the parts differ by one record: q = B / floor(m / b), the larger rate).
 The row then stands for ceil(n / b) such steps per run (``runs_per_count``); participations and
 separation follow from the sampling and are not asked.
 """
@@ -189,9 +190,9 @@ class MatrixMechanism(Mechanism):
             if self.band is None:
                 _fail("amplification", "Amplification (m, B) needs a banded strategy (banded Toeplitz, or a "
                       "lower-triangular banded matrix); the tree is not banded")
-            if self.band * batch > m:
-                _fail("amplification", f"Amplification (m, B): b B / m must be at most 1 (band b = {self.band}); "
-                      f"you typed m = {m}, B = {batch}")
+            if batch > m // self.band:
+                _fail("amplification", f"Amplification (m, B): each of the b = {self.band} parts of the data "
+                      f"must hold at least B records (B <= floor(m / b)); you typed m = {m}, B = {batch}")
         elif self.participations > ms.max_patterns(n, self.min_separation):
             _fail("participations", f"Participations k: {self.participations} participations at least "
                   f"{self.min_separation} steps apart do not fit in {n} steps (at most "
@@ -235,11 +236,51 @@ class MatrixMechanism(Mechanism):
         """Amplified: the ceil(n / b) subsampled steps one run stands for; else 1."""
         return -(-self.n // self.band) if self.amplification and self.band else 1
 
-    def _amplified(self) -> Mechanism:
-        from .subsampled_gaussian import SubsampledGaussian
+    @property
+    def amplified_rate(self) -> float:
+        """q = B / floor(m / b): each of the b parts holds at least floor(m / b) records (b B / m when b
+        divides m; the smaller part's rate otherwise, the larger one)."""
         m, batch = self.amplification
         assert self.band is not None
-        return SubsampledGaussian(self.sigma, min(1.0, self.band * batch / m), self.l2_sensitivity.value)
+        return min(1.0, batch / (m // self.band))
+
+    def _amplified(self) -> Mechanism:
+        from .subsampled_gaussian import SubsampledGaussian
+        return SubsampledGaussian(self.sigma, self.amplified_rate, self.l2_sensitivity.value)
+
+    @property
+    def tight(self) -> bool:  # type: ignore[misc, override]
+        """The pair is realised: an exact sensitivity, not amplified (the amplified pair takes the
+        largest column norm for every round)."""
+        return self.l2_sensitivity.exact and not self.amplification
+
+    def _column_norm(self, columns: np.ndarray | None = None) -> float:
+        """The smallest norm of the given columns of C (None: the largest of all), rounded down."""
+        if self.strategy == "tree":
+            norms = np.full(self.n, math.sqrt(math.ceil(math.log2(self.n)) + 1))  # (tree_matrix's levels)
+        elif self.strategy == "banded_toeplitz":
+            c2 = np.cumsum(np.square(self.coefficients))
+            last = np.minimum(len(self.coefficients), self.n - np.arange(self.n)) - 1
+            norms = np.sqrt(c2[last])
+        else:
+            norms = np.sqrt(np.square(np.array(self.matrix)).sum(axis=0))
+        pick = norms.max() if columns is None else norms[columns].min()
+        return float(pick) * (1 - 1e-12)
+
+    def attack_pair(self, relation: Relation, variant: int = 0) -> Mechanism:
+        """A realised pair (a proven lower bound): one participation in the step with the largest
+        column (a group's records together, a replaced record's gradient reversed); amplified,
+        the record in the part of steps 0, b, 2b, ..., each round at its smallest column norm,
+        against a null record."""
+        if self.tight:
+            return self.under(relation)
+        if self.amplification:
+            from .subsampled_gaussian import SubsampledGaussian
+            assert self.band is not None
+            return SubsampledGaussian(self.sigma, self.amplified_rate,
+                                      self._column_norm(np.arange(0, self.n, self.band)))
+        from .gaussian import Gaussian
+        return Gaussian(self.sigma, self._column_norm() * group_factor(relation))
 
     def facts(self) -> dict[str, Any]:
         """What reports print beside epsilon: the sensitivity, whether it is exact and how it was

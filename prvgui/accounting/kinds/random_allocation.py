@@ -3,27 +3,26 @@ a uniformly random k-subset chosen independently for each record (k = 1 is "ball
 Chua, Ghazi, Harrison, Leeman, Kamath, Kumar, Manurangsi, Sinha, Zhang, "Balls-and-bins sampling
 for DP-SGD", AISTATS 2025; Feldman, Shenfeld, "Privacy amplification by random allocation",
 2025). Each step's sum of clipped gradients (clipping norm Delta) gets N(0, sigma^2) noise. A
-row's count is the number of epochs.
+row's count is the number of epochs; the engine counts k rounds per epoch (``runs_per_count``).
 
 prvgui reports a bracket around the truth (docs/method.md, "Random allocation"):
 
-* certified UPPER bound, without amplification: given the allocation (which does not depend on
-  the data) the record moves k of the t noisy sums by at most Delta each and the others not at
-  all, so one epoch is k adaptively composed Gaussian mechanisms, i.e. one Gaussian with
-  mu = sqrt(k) Delta / sigma; the mixture over allocations of pairs each dominated by that
-  Gaussian pair is dominated by it (joint convexity of the hockey-stick divergence). Groups and
-  replace-one scale Delta (``group_factor``), by the triangle inequality step by step.
-  This bound is valid and loose: random allocation amplifies about as much as Poisson sampling
-  at rate k / t (the papers above), which a tight numerical pair would show. Until prvgui has a
-  certified numerical pair for it, the window says how far apart the two sides are.
+* certified UPPER bound: an epoch is dominated by k rounds of 1-of-m allocation, m = floor(t/k)
+  (pairs/allocation.py: a uniformly random permutation of the outputs turns the k rounds into the
+  k-of-t allocation); each round's PRV is computed numerically with every value rounded against
+  the user (``AllocationRound``, side "up"). Where that computation would be too large (noise
+  below about 0.65 clipping norms at a thousand steps), a round is counted as one Gaussian with
+  mu = Delta / sigma, without amplification (given the allocation, one step moves by Delta).
+  Groups and replace-one use that Gaussian with Delta scaled (``group_factor``), by the triangle
+  inequality.
 * proven LOWER bound (``attack_pair``): the other records' gradients 0 and the protected
-  record's at +Delta. For k = 1 the t noisy sums are then N(0, sigma^2 I) against the same with
-  one uniformly random coordinate shifted by Delta; the maximum over the steps is a
-  post-processing of that pair (shuffle.py's max-statistic pair with base 0, realised here by
-  the allocation itself). For k > 1 the sum of the t outputs is post-processing too:
-  N(k Delta, t sigma^2) against N(0, t sigma^2), a Gaussian with mu = k Delta / (sigma sqrt t).
-  Epochs draw independent allocations, so the lower bounds compose. For k = t every step holds
-  the record: the Gaussian with mu = sqrt(t) Delta / sigma is exact (``tight``).
+  record's at +Delta. For k = 1 this is the round's pair itself, computed with every value rounded
+  in the user's favour (side "low"; under replace-one the record replaced by a null gradient, for
+  a group one of its records). For k > 1 the sum of the t outputs is post-processing:
+  N(k Delta, t sigma^2) against N(0, t sigma^2) per epoch, a Gaussian with mu = k Delta /
+  (sigma sqrt t), written per round as noise sigma sqrt(t / k).
+  For k = t every step holds the record: the Gaussian with mu = sqrt(t) Delta / sigma is exact
+  (``tight``).
 """
 from __future__ import annotations
 
@@ -32,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.values import Relation
-from ..pairs.prv import PRV
+from ..core.values import ORDERS, Relation, as_relation
+from ..pairs.prv import PRV, TRIVIAL, point_mass
 from .base import Mechanism, Param, Search, group_factor, param, ratio
 from .gaussian import Gaussian, gaussian_blatant, gaussian_prv
 
@@ -53,9 +52,8 @@ class RandomAllocation(Mechanism):
     batch_scheme = "random_allocation"
     batch_words = "random allocation (balls-in-bins)"
     bracket_words = ("Random allocation (balls-in-bins): the true ε lies between {lo} (proven lower bound: "
-                     "two datasets and a test on the noisy steps) and {hi} (the certified upper bound: each "
-                     "epoch counted as its k Gaussian steps, no amplification). prvgui has no certified "
-                     "pair with amplification for random allocation yet; publish the upper bound.")
+                     "two datasets realise it) and {hi} (the certified upper bound: each epoch's rounds of "
+                     "one participation computed numerically, rounded against you); publish the upper bound.")
 
     sigma: float = param(Param("Noise multiplier σ", "× clipping norm",
                                "noise multiplier: noise standard deviation / clipping norm", "σ", 1.0,
@@ -84,9 +82,18 @@ class RandomAllocation(Mechanism):
         return self.selected == self.steps_per_epoch or self.is_trivial()
 
     @property
+    def round_steps(self) -> int:
+        """m = floor(t / k): the steps of one round."""
+        return self.steps_per_epoch // self.selected
+
+    @property
     def mu(self) -> float:
-        """mu of one epoch's non-amplified Gaussian (the certified upper pair)."""
-        return ratio(self.sensitivity * math.sqrt(self.selected), self.sigma)
+        """mu of one round's Gaussian without amplification (Delta / sigma)."""
+        return ratio(self.sensitivity, self.sigma)
+
+    def runs_per_count(self) -> int:
+        """The k rounds of one epoch."""
+        return self.selected
 
     def noise_halfwidth(self, level: float = 0.95) -> tuple[float, str]:
         """Per coordinate of a step's noisy sum: sigma Phi^-1((1 + level) / 2), in clipping norms."""
@@ -99,14 +106,21 @@ class RandomAllocation(Mechanism):
     def is_blatant(self) -> bool:
         return gaussian_blatant(self.mu)
 
-    def _prv(self, order: str) -> PRV:
-        return gaussian_prv(self.mu)
+    def orders(self, relation=None) -> tuple[str, ...]:
+        rel = as_relation(relation)
+        if not rel.plain or self.round_steps == 1:
+            return ("remove",)
+        return ORDERS
 
-    def under(self, relation: Relation) -> "RandomAllocation":
+    def _prv(self, order: str) -> PRV:
+        if self.round_steps == 1:
+            return gaussian_prv(self.mu)
+        return AllocationRound(self.mu, self.round_steps, "up").prv(order)
+
+    def under(self, relation: Relation) -> Mechanism:
         if relation.plain:
             return self
-        return RandomAllocation(self.sigma, self.steps_per_epoch, self.selected,
-                                self.sensitivity * group_factor(relation))
+        return Gaussian(self.sigma, self.sensitivity * group_factor(relation))
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         return 0.5 * orders * self.mu * self.mu
@@ -115,18 +129,58 @@ class RandomAllocation(Mechanism):
         return self.mu * self.mu
 
     def attack_pair(self, relation: Relation, variant: int = 0) -> Mechanism:
-        """The realised pair of the module docstring (one record of a group, at +Delta against a
-        null gradient: valid under both relations)."""
+        """The realised pair of the module docstring, per round."""
         if self.tight:
             return self.under(relation)
         if self.selected == 1:
-            from .shuffled_gaussian import ShuffleAttack
-            noise = self.sigma / self.sensitivity if self.sensitivity > 0 else math.inf
-            return ShuffleAttack(noise, self.steps_per_epoch, 1.0, 0.0)
-        return Gaussian(self.sigma * math.sqrt(self.steps_per_epoch), self.selected * self.sensitivity)
+            return AllocationRound(self.mu, self.round_steps, "low")
+        return Gaussian(self.sigma * math.sqrt(self.steps_per_epoch / self.selected), self.sensitivity)
 
     def poisson_counterpart(self) -> tuple[Mechanism, int]:
-        """The Poisson-sampled step at the same expected rate (q = k / t) and its count per epoch."""
+        """The Poisson-sampled step at the same expected rate (q = k / t) and its count per round
+        (t / k steps, rounded)."""
         from .subsampled_gaussian import SubsampledGaussian
         return (SubsampledGaussian(self.sigma, self.selected / self.steps_per_epoch, self.sensitivity),
-                self.steps_per_epoch)
+                max(1, round(self.steps_per_epoch / self.selected)))
+
+
+@dataclass(frozen=True, slots=True)
+class AllocationRound(Mechanism):
+    """One round of 1-of-m random allocation at mu (not a kind): its numerical PRVs, rounded
+    against the user (``side`` "up") or in the user's favour ("low", a proven lower bound)."""
+
+    title = "Random allocation round"
+    symmetric = False
+
+    mu: float = 1.0
+    m: int = 2
+    side: str = "up"
+
+    def __post_init__(self) -> None:  # built from a checked RandomAllocation
+        pass
+
+    def is_trivial(self) -> bool:
+        return self.mu == 0
+
+    def is_blatant(self) -> bool:
+        return gaussian_blatant(self.mu)
+
+    def _prv(self, order: str) -> PRV:
+        from ..pairs.allocation import round_prvs
+        if self.is_trivial():
+            return TRIVIAL
+        if self.is_blatant():
+            return point_mass(math.inf)
+        prvs = round_prvs(self.mu, self.m)
+        if prvs is None:  # too large to compute: no amplification (up), the max statistic (low)
+            if self.side == "up":
+                return gaussian_prv(self.mu)
+            from ..pairs.shuffle import max_statistic_prv
+            return max_statistic_prv(1.0 / self.mu, self.m, order, 1.0, 0.0)
+        return getattr(prvs, f"{order}_{self.side}")
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        return 0.5 * orders * self.mu * self.mu
+
+    def gdp_mu2(self) -> float:
+        return self.mu * self.mu

@@ -96,8 +96,8 @@ def round_private(value: float, increasing: bool, digits: int = DIGITS) -> float
 def rows_with(rows: list[Row], row_index: int, parameter: str, value: float) -> list[Row]:
     """``rows`` with ``parameter`` of row ``row_index`` set to ``value`` (the count included)."""
     row = rows[row_index]
-    if parameter == "count":
-        new = Row(row.mechanism, int(value))
+    if parameter == "count":  # (the row's count; its engine row counts runs_per_count of it each)
+        new = Row(row.mechanism, int(value) * row.mechanism.runs_per_count())
     else:
         new = Row(replace(row.mechanism, **{parameter: value}), row.count)
     return list(rows[:row_index]) + [new] + list(rows[row_index + 1:])
