@@ -202,4 +202,6 @@ def list_summary(spec, name: str, value: list | tuple) -> str:
     if isinstance(spec, Points):
         return f"{n} (ε, δ) point{'s' if n != 1 else ''}"
     sym = (spec.symbol or name) if spec is not None else name
+    if isinstance(spec, Vector) and spec.entries == "numbers":  # (a band's coefficients, say)
+        return f"{sym}: {n} entr{'ies' if n != 1 else 'y'}"
     return f"{sym}: {n} outcome{'s' if n != 1 else ''}"

@@ -17,6 +17,7 @@ from ..document.fileio import FileFormatError
 from ..document.list_csv import columns_for, list_text, parse_list, read_csv
 from ..document.model import KIND_TITLES, Document, RowSpec
 from ..accounting.kinds.shuffled_gaussian import ShuffledGaussian
+from ..accounting.kinds.random_allocation import RandomAllocation
 from .fmt import POISSON_NOTE, fmt_field, fmt_value, parse_count, parse_number, same_value
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
@@ -25,6 +26,8 @@ COUNT_TIP = "How many times this mechanism runs on the same data (e.g. DP-SGD tr
             "A whole number from 1 to 10^9; 1e4 works."
 LABEL_TIP = "Your name for this part of the analysis (saved in the file)."
 SHUFFLED_KIND = ShuffledGaussian.kind
+#: the kinds whose count is epochs (and whose rows the DP-SGD helper fills in besides dpsgd_step)
+EPOCH_KINDS = (SHUFFLED_KIND, RandomAllocation.kind)
 #: the longest title in average characters; longer ones are elided (the full text is the tooltip)
 TITLE_CHARS = 40
 
@@ -199,7 +202,7 @@ class RowForm(QGroupBox):
             self.csv_button.clicked.connect(self._choose_csv)
             self.layout_.addRow(self.csv_button)
         # a shuffled row counts epochs (each one pass over the data), not steps
-        self.count = _Field("epochs" if kind == SHUFFLED_KIND else "runs (e.g. steps)", COUNT_TIP)
+        self.count = _Field("epochs" if kind in EPOCH_KINDS else "runs (e.g. steps)", COUNT_TIP)
         self.count.edit.setObjectName("count")
         self.count.edit.textEdited.connect(self._count_edited)
         self.count.edit.editingFinished.connect(self._end_session)
@@ -211,7 +214,7 @@ class RowForm(QGroupBox):
         self.note.setStyleSheet("color: #555;")
         if subsampled:
             self.layout_.addRow(self.note)
-        if cls.dpsgd_step or kind == SHUFFLED_KIND:
+        if cls.dpsgd_step or kind in EPOCH_KINDS:
             self.dpsgd = QPushButton("DP-SGD helper…")
             self.dpsgd.setToolTip("Fill sampling rate and steps from dataset size, batch size and epochs")
             self.dpsgd.clicked.connect(self.dpsgd_requested)

@@ -126,7 +126,10 @@ class RandomAllocation(Mechanism):
         return 0.5 * orders * self.mu * self.mu
 
     def gdp_mu2(self) -> float:
-        return self.mu * self.mu
+        """The CLT's mu^2 of one round: Var(S/m) = (e^(mu^2) - 1) / m under Q (as Poisson sampling
+        at q = 1/m over m steps); a round of one step is the Gaussian."""
+        m = self.round_steps
+        return self.mu * self.mu if m == 1 else math.expm1(min(self.mu * self.mu, 700.0)) / m
 
     def attack_pair(self, relation: Relation, variant: int = 0) -> Mechanism:
         """The realised pair of the module docstring, per round."""

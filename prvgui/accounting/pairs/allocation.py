@@ -59,8 +59,10 @@ TAU_TWO = 1e-12
 #: the most grid points an array may have, and the small terms' fine grid
 N_MAX = 1 << 22
 N_BASE = 1 << 18
-#: the coarsest rounding of S / m accepted (beyond it the kind falls back to the Gaussian bound)
+#: the coarsest rounding of S / m accepted (beyond it the kind falls back to the Gaussian bound),
+#: and the finest asked for (below it the loss is too small to matter: the Gaussian bound)
 ACC_WORST = 1e-2
+ACC_BEST = 1e-8
 _ULP = np.finfo(float).eps
 
 
@@ -82,6 +84,8 @@ class Grid:
 def _conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a * b by FFT, non-negative, with the round-off bound added to every point."""
     n = a.size + b.size - 1
+    if n > 4 * N_MAX:
+        raise OverflowError("random allocation grid too large")
     size = sfft.next_fast_len(n, real=True)
     fa = sfft.rfft(a, size, workers=-1)
     fb = fa if b is a else sfft.rfft(b, size, workers=-1)
@@ -331,16 +335,18 @@ def round_atoms(mu: float, m: int, acc: float = 1e-3) -> dict[str, tuple[np.ndar
         raise ValueError("a round needs at least two steps")
     sd = math.sqrt(math.expm1(min(mu * mu, 700.0)) / m)
     acc = min(acc, 0.02 * sd)
+    if acc < ACC_BEST:  # a loss too small to resolve on a grid: the caller's Gaussian bound is as good
+        return None
     try:
         r = _Round(mu, m, acc)
-    except OverflowError:
+        w0, w1, w2 = r.weights()
+        out = {}
+        for up in (True, False):
+            full, with_large, p_cut = r.sums(up)
+            s, q, spill = _mixture([(w0, full), (w1, with_large)])
+            out[up] = (s / m, q, spill + w2, p_cut)
+    except (OverflowError, MemoryError):  # grids too large for this machine: the Gaussian bound
         return None
-    w0, w1, w2 = r.weights()
-    out = {}
-    for up in (True, False):
-        full, with_large, p_cut = r.sums(up)
-        s, q, spill = _mixture([(w0, full), (w1, with_large)])
-        out[up] = (s / m, q, spill + w2, p_cut)
     sbar_u, q_u, spill_u, cut_u = out[True]
     sbar_d, q_d, spill_d, _ = out[False]
     esc_p = r.escape_p(cut_u)
