@@ -157,17 +157,9 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
 
 
 def zcdp_rho(rows, relation) -> float | None:
-    """rho-zCDP of the composition when every row is exactly a Gaussian mechanism (under the
-    relation), else None."""
-    total = 0.0
-    for r in rows:
-        if r.count == 0:
-            continue
-        rho = r.mechanism.under(relation).zcdp_rho()
-        if rho is None:
-            return None
-        total += r.count * rho
-    return total
+    """rho-zCDP of the composition when every row is a Gaussian mechanism (view_model.zcdp_rho)."""
+    from .engine.view_model import zcdp_rho as rho
+    return rho(rows, relation)
 
 
 def row_facts(comp: Composition) -> tuple[dict, ...]:

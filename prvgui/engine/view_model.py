@@ -23,6 +23,7 @@ from ..accounting.queries import comparisons as cmp
 from ..accounting.queries.accountant import Accountant
 from ..accounting.core.validate import check_delta, check_eps_error, check_epsilon
 from ..accounting.core.errors import Cancelled
+from ..accounting.core.values import Relation
 from ..accounting.queries.certified import CertifiedUpper, best_upper
 from ..accounting.numerics.pricing import VIEW_S
 from ..accounting.core.cost import Cost
@@ -505,6 +506,37 @@ def untight_sentences(rows: Sequence[Row], at_least: float, upper: float, poisso
                    f"guarantee for {what} batches (it assumes each record joins each step independently)."
                    + (" Under replace-one, fixed-size batches cost much more than Poisson sampling at the "
                       "same rate." if "fixed_size" in schemes else ""))
+    return out
+
+
+def zcdp_rho(rows: Sequence[Row], relation: Relation) -> float | None:
+    """rho-zCDP of the composition when every row is exactly a Gaussian mechanism under the
+    relation (sum of count x mu^2 / 2; production reports DP-FTRL so), else None."""
+    total = 0.0
+    for r in rows:
+        if r.count == 0:
+            continue
+        rho = r.mechanism.under(relation).zcdp_rho()
+        if rho is None:
+            return None
+        total += r.count * rho
+    return total
+
+
+def fact_sentences(rows: Sequence[Row], relation: Relation) -> list[str]:
+    """What reports print beside epsilon for Gaussian-type rows: the composition's rho-zCDP (when
+    every row is a Gaussian mechanism) and each matrix mechanism row's sensitivity, exact or a
+    certified upper bound (``Mechanism.facts``)."""
+    out = []
+    rho = zcdp_rho(rows, relation)
+    if rho is not None and any(r.count for r in rows):
+        out.append(f"ρ-zCDP of the composition: ρ = {rho:.6g} (every row is a Gaussian mechanism).")
+    for i, r in enumerate(rows):
+        facts = r.mechanism.facts()
+        if "sensitivity" in facts:
+            how = "exact" if facts.get("sensitivity_exact") else "a certified upper bound"
+            out.append(f"Row {i + 1} ({r.mechanism.title}): L2 sensitivity {facts['sensitivity']:.6g} per "
+                       f"record ({how}; {facts.get('sensitivity_method', '')}).")
     return out
 
 

@@ -55,6 +55,8 @@ def headline_html(h: Headline) -> str:
            f"<p>{_e(h.bracket_name)}: lower {_e(h.lower)} · estimate {_e(h.estimate)} · upper {_e(h.upper)}</p>"]
     if h.bracket:
         out.append(f'<p class="warn">{_e(" ".join(h.bracket))}</p>')
+    if h.facts:
+        out.append(f"<p>{_e(' '.join(h.facts))}</p>")
     if h.delta_at is not None:
         e, d, lo, est = h.delta_at
         out.append(f"<p>At ε = {_e(e)}: δ ≤ {_e(d)} (lower {_e(lo)} · estimate {_e(est)})</p>")

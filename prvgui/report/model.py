@@ -14,7 +14,8 @@ from .. import __version__
 from ..accounting.kinds.base import Points
 from ..accounting.core.values import Relation
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..engine.view_model import Request, bracket_shown, failure, failure_notes, untight_note, untight_sentences
+from ..engine.view_model import (Request, bracket_shown, fact_sentences, failure, failure_notes, untight_note,
+                                 untight_sentences)
 from ..accounting.queries.risk import DEFAULT_FPRS, Risk, risk as compute_risk
 from ..document.export import setting_text
 from ..document.list_csv import list_summary, list_text
@@ -48,6 +49,8 @@ class Headline:
     setting: str = ""
     #: what the bracket is: "PRV bracket", or the dominating pair's when rows are upper bounds only
     bracket_name: str = "PRV bracket"
+    #: rho-zCDP and matrix mechanisms' sensitivities, as sentences (view_model.fact_sentences)
+    facts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,9 +125,11 @@ def headline(result, name: str = "") -> Headline:
     bracket = () if at_least is None else tuple(untight_sentences(
         req.rows, at_least, value, poisson, lambda v, up: fmt_bound(v, up=up)))
     what, lower, est, _ = bracket_shown(result)
+    relation = Relation(req.neighbouring, req.group_size)
     return Headline(name, fmt_bound(value), "PRV" if by == "prv" else short_label(result, by),
                     fmt_bound(lower, up=False), fmt(est) if finite else "n/a", fmt_bound(e.upper),
-                    req.delta, bracket, delta_at, setting_text(req), what)
+                    req.delta, bracket, delta_at, setting_text(req), what,
+                    tuple(fact_sentences(req.rows, relation)))
 
 
 def risk_of(result, eps_error: float | None = None, cancel=None) -> Risk:

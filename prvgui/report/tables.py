@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..engine.view_model import bracket_shown
+from ..accounting.core.values import Relation
+from ..engine.view_model import bracket_shown, fact_sentences
 from ..document.export import setting_text
 from .numbers import fmt, fmt_bound
 
@@ -108,6 +109,8 @@ def context_lines(result) -> list[tuple[str, str]]:
             out.append(("δ at that ε", f"δ ≤ {fmt_bound(cd[0])} (PRV bracket [{fmt_bound(d.lower, up=False)}, "
                                        f"{fmt_bound(d.upper)}])"))
     out.append(("Guarantee for", setting_text(req)))
+    relation = Relation(req.neighbouring, req.group_size)
+    out += [("Gaussian facts", f) for f in fact_sentences(req.rows, relation)]
     return out
 
 
