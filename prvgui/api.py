@@ -150,7 +150,8 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
     if want_eps and failed is None and _bracket.has_untight(rows):
         at_least = _bracket.epsilon_at_least(rows, at, acc.relation, err)
         poisson = _bracket.poisson_contrast(rows, at, acc.relation, err)
-        notes = (untight_note(rows, at_least, best.value, poisson),)
+        shuffled = _bracket.shuffled_contrast(rows, at, acc.relation, err)
+        notes = (untight_note(rows, at_least, best.value, poisson, shuffled),)
     return Answer("epsilon" if want_eps else "delta", at, b, best, comps, at_least, poisson,
                   tuple(acc.warnings), notes, failed, err, acc.relation.neighbouring.value,
                   acc.relation.group_size, zcdp_rho(rows, acc.relation), row_facts(comp))

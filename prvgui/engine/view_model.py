@@ -96,6 +96,9 @@ class Result:
     #: bound on the true epsilon at delta, and what Poisson accounting would say (bracket.py)
     epsilon_at_least: float | None = None
     poisson_epsilon: Bounds | None = None
+    #: for balls-in-bins rows: the same training with shuffled batches, (proven lower, certified
+    #: upper, certified upper) (bracket.shuffled_contrast)
+    shuffled_epsilon: Bounds | None = None
     #: per row as given: (half-width of the noise's 95% interval, its unit), None without noise
     noise_95: tuple[tuple[float, str] | None, ...] = ()
     #: the best membership-inference attack's certified TPR at ``request.risk_fprs`` and its
@@ -302,8 +305,10 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
         poisson = attempt("bracket", lambda: bracket.poisson_contrast(
             given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
+        shuffled = attempt("bracket", lambda: bracket.shuffled_contrast(
+            given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
         if at_least is not None:
-            notes.append(untight_note(given, at_least, eps.upper, poisson))
+            notes.append(untight_note(given, at_least, eps.upper, poisson, shuffled))
     steps_of = _steps(request)
     wanted = {"comparisons": True, "delta": request.epsilon is not None, "tradeoff": request.tradeoff_points > 0,
               "pld": request.want_pld, "profile": request.profile_points > 0, "steps": steps_of is not None}
@@ -322,7 +327,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     # comparison accountant may lower the published number when it arrives)
     result = Result(request, eps, None, {}, {}, None, None, None, None, 0.0,
                     budget, time.perf_counter() - t0, best_upper(eps.upper, {}), None, tuple(notes + acc.warnings), None,
-                    at_least, poisson, tuple(r.mechanism.noise_halfwidth(0.95) for r in given),
+                    at_least, poisson, shuffled, tuple(r.mechanism.noise_halfwidth(0.95) for r in given),
                     pending=tuple(pending), failed=tuple(failed))
 
     def deliver(done: str, **fields) -> None:
@@ -460,7 +465,8 @@ _SCHEME_ADJ = {"shuffled": "shuffled", "fixed_size": "fixed-size"}
 
 
 def untight_sentences(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None,
-                      fmt: Callable[[float, bool], str] | None = None) -> list[str]:
+                      fmt: Callable[[float, bool], str] | None = None,
+                      shuffled: Bounds | None = None) -> list[str]:
     """The words beside a bracket whose rows include pairs that are upper bounds only, as
     sentences (the one text the window, the command line and the report show): what each kind
     of such rows means, where the truth lies, and Poisson accounting's number for contrast.
@@ -478,6 +484,9 @@ def untight_sentences(rows: Sequence[Row], at_least: float, upper: float, poisso
             out.append(f"For contrast, Poisson accounting would say ε ≤ {show(poisson.upper, True)}: not a "
                        f"guarantee for {' and '.join(adjectives)} (it assumes each record joins each step "
                        "independently).")
+        if shuffled is not None:
+            out.append(f"Shuffled batches for the same training: certified only at ε ≤ {show(shuffled.upper, True)}, "
+                       f"and proven to cost at least {show(shuffled.lower, False)} (Chua et al. 2024).")
         return out
     if not schemes:
         titles = ", ".join(dict.fromkeys(m.title for m in untight))
@@ -540,6 +549,7 @@ def fact_sentences(rows: Sequence[Row], relation: Relation) -> list[str]:
     return out
 
 
-def untight_note(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None) -> str:
+def untight_note(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None,
+                 shuffled: Bounds | None = None) -> str:
     """``untight_sentences`` as one note (the engine's warning, the command line, the report)."""
-    return " ".join(untight_sentences(rows, at_least, upper, poisson))
+    return " ".join(untight_sentences(rows, at_least, upper, poisson, shuffled=shuffled))

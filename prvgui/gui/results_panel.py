@@ -70,7 +70,7 @@ def bracket_words(result, digits: int = 4) -> list[str] | None:
         return None
     upper = _best(result.certified_upper, result.epsilon.upper).value
     return untight_sentences(result.request.rows, at_least, upper, getattr(result, "poisson_epsilon", None),
-                             lambda v, up: fmt_bound(v, digits, up=up))
+                             lambda v, up: fmt_bound(v, digits, up=up), getattr(result, "shuffled_epsilon", None))
 
 
 def _value(v: object, kind: str, lower: bool = False) -> str:
@@ -419,7 +419,7 @@ class ResultsPanel(QWidget):
         at_least = getattr(result, "epsilon_at_least", None)
         if at_least is not None:
             said = untight_note(result.request.rows, at_least, result.epsilon.upper,
-                                getattr(result, "poisson_epsilon", None))
+                                getattr(result, "poisson_epsilon", None), getattr(result, "shuffled_epsilon", None))
             notes = [w for w in notes if w != said]
         # the parts that could not be computed, but the headline's own (the detail line says it)
         return notes + [n for n in failure_notes(result) if failure(result, "headline") is None]

@@ -123,7 +123,8 @@ def headline(result, name: str = "") -> Headline:
         delta_at = (fmt(req.epsilon), fmt_bound(cd[0]), fmt_bound(result.delta.lower, up=False),
                     fmt(result.delta.estimate) if math.isfinite(result.delta.upper) else "n/a")
     bracket = () if at_least is None else tuple(untight_sentences(
-        req.rows, at_least, value, poisson, lambda v, up: fmt_bound(v, up=up)))
+        req.rows, at_least, value, poisson, lambda v, up: fmt_bound(v, up=up),
+        getattr(result, "shuffled_epsilon", None)))
     what, lower, est, _ = bracket_shown(result)
     relation = Relation(req.neighbouring, req.group_size)
     return Headline(name, fmt_bound(value), "PRV" if by == "prv" else short_label(result, by),
@@ -267,7 +268,7 @@ def gather(composition, result, pinned=None, risk: Risk | None = None, pinned_ri
     warnings = list(result.warnings)
     if getattr(result, "epsilon_at_least", None) is not None:  # the headline says it already
         said = untight_note(req.rows, result.epsilon_at_least, result.epsilon.upper,
-                            getattr(result, "poisson_epsilon", None))
+                            getattr(result, "poisson_epsilon", None), getattr(result, "shuffled_epsilon", None))
         warnings = [w for w in warnings if w != said]
     warnings += failure_notes(result)  # a part that could not be computed is named, not left out
     when = (created or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")

@@ -139,6 +139,14 @@ class RandomAllocation(Mechanism):
             return AllocationRound(self.mu, self.round_steps, "low")
         return Gaussian(self.sigma * math.sqrt(self.steps_per_epoch / self.selected), self.sensitivity)
 
+    def shuffled_counterpart(self) -> tuple[Mechanism, int] | None:
+        """Balls-in-bins (k = 1): the same epochs with shuffled batches, T = t, and how many of
+        this row's counted rounds make one of its epochs (1); None for k > 1."""
+        if self.selected != 1:
+            return None
+        from .shuffled_gaussian import ShuffledGaussian
+        return ShuffledGaussian(self.sigma, self.steps_per_epoch, self.sensitivity), 1
+
     def poisson_counterpart(self) -> tuple[Mechanism, int]:
         """The Poisson-sampled step at the same expected rate (q = k / t) and its count per round
         (t / k steps, rounded)."""

@@ -85,3 +85,27 @@ def poisson_contrast(rows: Sequence[Row], delta: float, relation: Relation | str
         return None
     return Accountant(prows, eps_error, as_relation(relation),
                       cancel=cancel).epsilon(delta)
+
+
+def shuffled_contrast(rows: Sequence[Row], delta: float, relation: Relation | str | None = None,
+                      eps_error: float = 0.01, cancel: Callable[[], bool] | None = None) -> Bounds | None:
+    """What the same training with shuffled batches would get, for rows that have a shuffled
+    counterpart (balls-in-bins: ``Mechanism.shuffled_counterpart``): Bounds(proven lower,
+    certified upper, certified upper) of the shuffled rows; None when no row has one."""
+    if not has_untight(rows):
+        return None
+    out, replaced = [], False
+    for r in rows:
+        twin = getattr(r.mechanism, "shuffled_counterpart", lambda: None)()
+        if twin is None:
+            out.append(r)
+            continue
+        mech, per_count = twin
+        out.append(Row(mech, r.count // per_count))
+        replaced = True
+    if not replaced:
+        return None
+    rel = as_relation(relation)
+    upper = Accountant(out, eps_error, rel, cancel=cancel).epsilon(delta).upper
+    lower = epsilon_at_least(out, delta, rel, eps_error, cancel) if has_untight(out) else upper
+    return Bounds(lower, upper, upper)

@@ -172,3 +172,16 @@ def test_groups_and_replace_one_scale_the_sensitivity():
     m = RA(2.0, 10, 2)
     g = m.under(Relation("replace_one", 3))
     assert g.gaussian_mu() == pytest.approx(6 * m.mu)
+
+
+def test_shuffled_contrast_is_the_shuffled_rows_bracket():
+    rows = [Row(RA(1.0, 100, 1), 2)]
+    got = bracket.shuffled_contrast(rows, 1e-5)
+    shuffled = [Row(MECHANISM_KINDS["shuffled_gaussian"](1.0, 100), 2)]
+    assert got.upper == pytest.approx(Accountant(shuffled, 0.01).epsilon(1e-5).upper, rel=1e-9)
+    assert got.lower == pytest.approx(bracket.epsilon_at_least(shuffled, 1e-5), rel=1e-9)
+    assert got.lower > 2 * Accountant(rows, 0.01).epsilon(1e-5).upper  # shuffling costs more here
+    from prvgui.engine.view_model import untight_sentences
+    text = " ".join(untight_sentences(rows, 0.9, 1.0, None, shuffled=got))
+    assert "Shuffled batches for the same training" in text
+    assert bracket.shuffled_contrast([Row(RA(1.0, 100, 2), 2)], 1e-5) is None  # (k > 1: no shuffled twin)
