@@ -277,7 +277,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                      group_size=request.group_size)
     rows = acc.rows  # each row's pair under the relation: every accountant below uses these
     step(0.02, "composing")
-    at_least = poisson = None
+    at_least = poisson = shuffled = None
     notes: list[str] = []
     failed: list[tuple[str, str]] = []
 

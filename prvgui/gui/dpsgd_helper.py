@@ -94,7 +94,10 @@ class DpSgdDialog(QDialog):
               ("epochs", "Epochs", "passes over the data",
                "Number of passes over the training set (whole epochs with shuffled batches)"),
               ("sigma", "Noise multiplier σ", "× clipping norm",
-               "Standard deviation of the Gaussian noise divided by the clipping norm"))
+               "Standard deviation of the Gaussian noise divided by the clipping norm"),
+              ("max_batch", "Max batch", "records (truncated Poisson)",
+               "Truncated Poisson only: the most records a step keeps (a larger Poisson batch is cut to "
+               "a random subset of this size)"))
 
     def __init__(self, parent: QWidget | None = None, initial: dict | None = None,
                  target: str = "a new row", doc: Document | None = None,
@@ -108,6 +111,7 @@ class DpSgdDialog(QDialog):
         #: the engine's cost estimate of a request (tests inject a fake)
         self._cost = cost_fn or cost
         init = {"dataset": 60000, "batch": 256, "epochs": 60, "sigma": 1.1, **(initial or {})}
+        init.setdefault("max_batch", 2 * init["batch"] if isinstance(init.get("batch"), int) else 512)
         self._sensitivity = init.get("sensitivity", 1.0)
         self._closed = False
         lay = QVBoxLayout(self)
@@ -359,6 +363,10 @@ class DpSgdDialog(QDialog):
             self.summary.setText(f"The row: Shuffled Gaussian, T = ⌈N / B⌉ = "
                                  f"{fmt_count(row.params['batches_per_epoch'])} batches per epoch, "
                                  f"count = {fmt_count(row.count)} epoch{'' if row.count == 1 else 's'}")
+        elif scheme == "truncated":
+            self.summary.setText(f"The row: Truncated Poisson Gaussian, q = B / N = {fmt(row.params['sampling_rate'], 6)}, "
+                                 f"at most {fmt_count(row.params['max_batch'])} records per step, "
+                                 f"count = ⌈epochs / q⌉ = {fmt_count(row.count)} steps")
         elif scheme == "balls_in_bins":
             self.summary.setText(f"The row: Random allocation Gaussian, T = ⌈N / B⌉ = "
                                  f"{fmt_count(row.params['steps_per_epoch'])} steps per epoch, one per record, "

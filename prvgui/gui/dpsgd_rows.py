@@ -8,6 +8,8 @@ batches are formed (no Qt; the DP-SGD helper dialog, dpsgd_helper.py, shows and 
   neighbouring only (``scheme_relation``).
 * Shuffled: each epoch a fresh random permutation split into T = ⌈N / B⌉ batches. A shuffled
   Gaussian row with ``batches_per_epoch = T`` and ``count = epochs`` (whole epochs).
+* Truncated Poisson: Poisson batches as above, a larger one cut to a random ``max batch`` records
+  (jax_privacy's truncated batches). A truncated_poisson row, same q and steps.
 * Balls-in-bins (random allocation): each epoch every record lands in one of T = ⌈N / B⌉ steps,
   uniformly and independently (batches of B on average). A random allocation row with
   ``steps_per_epoch = T``, ``selected = 1`` and ``count = epochs``.
@@ -23,6 +25,7 @@ import math
 from ..accounting.core.values import Relation
 from ..accounting.kinds.random_allocation import RandomAllocation
 from ..accounting.kinds.shuffled_gaussian import MAX_BATCHES, ShuffledGaussian
+from ..accounting.kinds.truncated_poisson import TruncatedPoisson
 from ..accounting.mechanisms import DPSGD_KIND, MAX_COUNT
 from ..accounting.core.validate import NumberError, check_number, number_text
 from ..engine.view_model import Request
@@ -33,18 +36,20 @@ from .tasks import failure_text
 MAX_DATASET = 10**12
 SHUFFLED_KIND = ShuffledGaussian.kind
 ALLOCATION_KIND = RandomAllocation.kind
+TRUNCATED_KIND = TruncatedPoisson.kind
 #: the kinds the helper fills in (opened on such a row it starts from it and replaces it)
-HELPER_KINDS = (DPSGD_KIND, SHUFFLED_KIND, ALLOCATION_KIND)
-SCHEMES = ("poisson", "fixed_size", "shuffled", "balls_in_bins")
+HELPER_KINDS = (DPSGD_KIND, SHUFFLED_KIND, ALLOCATION_KIND, TRUNCATED_KIND)
+SCHEMES = ("poisson", "fixed_size", "shuffled", "balls_in_bins", "truncated")
 #: the schemes whose rows count whole epochs of T = ⌈N / B⌉ steps
 EPOCH_SCHEMES = ("shuffled", "balls_in_bins")
 SCHEME_TITLES = {"poisson": "Poisson", "fixed_size": "Fixed size", "shuffled": "Shuffled",
-                 "balls_in_bins": "Balls-in-bins"}
+                 "balls_in_bins": "Balls-in-bins", "truncated": "Truncated Poisson"}
 SCHEME_TEXT = {
     "poisson": "Poisson: each record joins each step with probability B / N",
     "fixed_size": "Fixed size: each step a random batch of exactly B records",
     "shuffled": "Shuffled: each epoch a fresh permutation, split into batches of B",
     "balls_in_bins": "Balls-in-bins: each epoch every record joins one random step of ⌈N / B⌉",
+    "truncated": "Truncated Poisson: Poisson batches of B on average, cut to at most the max batch",
 }
 SCHEME_TIPS = {
     "poisson": "Opacus' default and what DP-SGD accounting usually assumes. The row: a subsampled "
@@ -62,12 +67,16 @@ SCHEME_TIPS = {
                      "allocation Gaussian with ⌈N / B⌉ steps per epoch and the epochs as its count. prvgui "
                      "reports a proven lower bound and a certified upper bound (without amplification "
                      "for now: the gap is shown).",
+    "truncated": "Poisson sampling with a cap on the batch (jax_privacy's truncated batches): a larger batch "
+                 "is cut to a random max-batch subset. The row: a truncated Poisson Gaussian with q = B / N, "
+                 "⌈epochs / q⌉ steps. Under add/remove only; when truncation can happen a kept record may "
+                 "displace another, which prvgui certifies as a shift of twice the clipping norm.",
 }
 
 
 #: the helper's fields: key -> label (messages name a field by it)
 LABELS = {"dataset": "Dataset size N", "batch": "Batch size B", "epochs": "Epochs",
-          "sigma": "Noise multiplier σ"}
+          "sigma": "Noise multiplier σ", "max_batch": "Max batch"}
 
 
 def _whole(key: str, value: object, lo: int, hi: int, why: str = "") -> int:
@@ -128,6 +137,11 @@ def dpsgd_row(scheme: str, values: dict, sensitivity: object = 1.0) -> RowSpec:
         t, e = shuffled_schedule(n, b, epochs, "balls-in-bins batches")
         row = RowSpec(ALLOCATION_KIND, {"sigma": sigma, "steps_per_epoch": t, "selected": 1,
                                         "sensitivity": sensitivity}, e, label)
+    elif scheme == "truncated":
+        q, steps = dpsgd_schedule(n, b, epochs)
+        cap = _whole("max_batch", values.get("max_batch"), 1, int(n), " (the dataset size)")
+        row = RowSpec(TRUNCATED_KIND, {"dataset_size": int(n), "sampling_rate": q, "max_batch": cap, "sigma": sigma,
+                                       "sensitivity": sensitivity}, steps, label)
     elif scheme in ("poisson", "fixed_size"):
         q, steps = dpsgd_schedule(n, b, epochs)
         params = {"sigma": sigma, "sampling_rate": q, "sensitivity": sensitivity}
@@ -226,6 +240,13 @@ def initial_for_row(row: RowSpec | None, remembered: dict, group_size: int = 1) 
     if row.kind == SHUFFLED_KIND:
         initial["scheme"] = "shuffled"
         initial.update(settings_for_shuffled(p.get("batches_per_epoch"), row.count, initial) or {})
+    elif row.kind == TRUNCATED_KIND:
+        initial["scheme"] = "truncated"
+        if isinstance(p.get("dataset_size"), (int, float)):
+            initial["dataset"] = p["dataset_size"]
+        if isinstance(p.get("max_batch"), (int, float)):
+            initial["max_batch"] = p["max_batch"]
+        initial.update(settings_for_row(p.get("sampling_rate"), row.count, initial) or {})
     elif row.kind == ALLOCATION_KIND:
         initial["scheme"] = "balls_in_bins"
         initial.update(settings_for_shuffled(p.get("steps_per_epoch"), row.count, initial) or {})

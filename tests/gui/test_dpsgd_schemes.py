@@ -20,7 +20,8 @@ TIMEOUT = 30_000
 #: Chua et al.'s example: σ = 0.8, one epoch of 1000 batches
 CHUA = {"dataset": 60000, "batch": 60, "epochs": 1, "sigma": 0.8}
 #: what the fake engine answers for each scheme (ε upper; shuffled also a proven lower bound)
-ANSWERS = {"poisson": 0.47, "fixed_size": 0.93, "shuffled": (6.04, 9.5), "balls_in_bins": (0.39, 9.5)}
+ANSWERS = {"poisson": 0.47, "fixed_size": 0.93, "shuffled": (6.04, 9.5), "balls_in_bins": (0.39, 0.41),
+           "truncated": (0.46, 0.48)}
 
 
 class FakeEngine:
@@ -40,6 +41,8 @@ class FakeEngine:
             return "shuffled"
         if mech.kind == "random_allocation":
             return "balls_in_bins"
+        if mech.kind == "truncated_poisson":
+            return "truncated"
         return mech.sampling
 
     def __call__(self, request, progress=None, cancel=None):
@@ -53,7 +56,7 @@ class FakeEngine:
             self.cancelled.set()
             raise Cancelled("computation cancelled")
         answer = ANSWERS[scheme]
-        if scheme in ("shuffled", "balls_in_bins"):
+        if scheme in ("shuffled", "balls_in_bins", "truncated"):
             low, up = answer
             return SimpleNamespace(request=request, epsilon=Bounds(up - 0.01, up - 0.005, up),
                                    certified_upper=CertifiedUpper(up, "prv"), epsilon_at_least=low,
@@ -93,13 +96,15 @@ def test_the_comparison_shows_every_scheme_side_by_side(qtbot, make):
     dialog, engine = make()
     answers = compare(qtbot, dialog)
     assert answers == {"poisson": "≤ 0.47", "fixed_size": "≤ 0.93", "shuffled": "between 6.04 and 9.5",
-                       "balls_in_bins": "between 0.39 and 9.5"}
+                       "balls_in_bins": "between 0.39 and 0.41", "truncated": "between 0.46 and 0.48"}
     table = dialog.table
-    assert [table.item(r, 0).text().split()[0] for r in range(4)] == ["Poisson", "Fixed", "Shuffled", "Balls-in-bins"]
+    assert [table.item(r, 0).text().split()[0] for r in range(5)] == ["Poisson", "Fixed", "Shuffled", "Balls-in-bins",
+                                                                      "Truncated"]
     assert "δ = 1e-06" in table.horizontalHeaderItem(1).text()
     # each scheme is accounted as it would be once applied: fixed size under replace-one
-    assert [table.item(r, 2).text() for r in range(4)] == [
-        "add/remove one record", "replace one record", "add/remove one record", "add/remove one record"]
+    assert [table.item(r, 2).text() for r in range(5)] == [
+        "add/remove one record", "replace one record", "add/remove one record", "add/remove one record",
+        "add/remove one record"]
     requests = engine.by_scheme()
     assert set(requests) == set(SCHEMES)
     assert requests["fixed_size"].neighbouring == "replace_one"
@@ -124,6 +129,11 @@ def test_the_helper_builds_the_row_of_each_scheme(qtbot, make, scheme):
         assert row.kind == "shuffled_gaussian" and row.count == 1
         assert row.params == {"sigma": 0.8, "batches_per_epoch": 1000, "sensitivity": 1.0}
         assert "1\u202f000 batches per epoch" in dialog.summary.text()
+    elif scheme == "truncated":
+        assert row.kind == "truncated_poisson" and row.count == 1000
+        assert row.params == {"dataset_size": 60000, "sampling_rate": 0.001, "max_batch": 120, "sigma": 0.8,
+                              "sensitivity": 1.0}
+        assert "at most 120 records per step" in dialog.summary.text()
     elif scheme == "balls_in_bins":
         assert row.kind == "random_allocation" and row.count == 1
         assert row.params == {"sigma": 0.8, "steps_per_epoch": 1000, "selected": 1, "sensitivity": 1.0}
@@ -141,7 +151,8 @@ def test_the_helper_builds_the_row_of_each_scheme(qtbot, make, scheme):
     # the chosen scheme is marked in the comparison
     chosen = [dialog.table.item(r, 0).text() for r in range(len(SCHEMES)) if "chosen" in dialog.table.item(r, 0).text()]
     assert len(chosen) == 1 and chosen[0].startswith({"poisson": "Poisson", "fixed_size": "Fixed",
-                                                      "shuffled": "Shuffled", "balls_in_bins": "Balls"}[scheme])
+                                                      "shuffled": "Shuffled", "balls_in_bins": "Balls",
+                                                          "truncated": "Truncated"}[scheme])
 
 
 def test_who_is_protected_sets_the_group_size_and_the_comparison(qtbot, make):
@@ -189,7 +200,8 @@ def test_an_edit_cancels_the_running_comparison_and_its_answer_never_shows(qtbot
     dialog, _ = make({"dataset": 30000}, engine=engine)
     dialog.compare_now()  # Poisson and fixed size now wait until cancelled
     qtbot.waitUntil(lambda: sum(1 for r in engine.requests if r.rows[0].mechanism.kind
-                                not in ("shuffled_gaussian", "random_allocation")) == 2, timeout=TIMEOUT)
+                                not in ("shuffled_gaussian", "random_allocation", "truncated_poisson")) == 2,
+                    timeout=TIMEOUT)
     assert dialog.answers()["poisson"] == "computing…"
     dialog.fields["dataset"].setText("60000")
     assert engine.cancelled.wait(10)
