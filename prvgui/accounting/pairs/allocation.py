@@ -352,10 +352,13 @@ def round_atoms(mu: float, m: int, acc: float = 1e-3) -> dict[str, tuple[np.ndar
     esc_p = r.escape_p(cut_u)
     res = {}
     # remove, upper: log(S_up/m) under P, bottom-trimmed to 1 - esc_p, esc_p at +inf
-    res["remove_up"] = (np.log(sbar_u), _trim(sbar_u * q_u, 1.0 - esc_p, from_bottom=True), esc_p)
+    pm = _trim(sbar_u * q_u, 1.0 - esc_p, from_bottom=True)
+    # (a shortfall, from rounding, goes to +infinity too: the upper side never loses mass)
+    res["remove_up"] = (np.log(sbar_u), pm, esc_p + max(0.0, 1.0 - esc_p - float(pm.sum())))
     # add, upper: -log(S_down/m) under Q; S_down = 0 (spill) at +inf
     pos = sbar_d > 0
-    res["add_up"] = (-np.log(sbar_d[pos]), _trim(q_d[pos], 1.0 - spill_d, from_bottom=False), spill_d)
+    qd = _trim(q_d[pos], 1.0 - spill_d, from_bottom=False)
+    res["add_up"] = (-np.log(sbar_d[pos]), qd, spill_d + max(0.0, 1.0 - spill_d - float(qd.sum())))
     # remove, lower: log(S_down/m) under P, top-trimmed to at most 1; the deficit at the bottom
     pml = _trim(sbar_d[pos] * q_d[pos], 1.0, from_bottom=False).copy()
     pml[0] += max(0.0, 1.0 - float(pml.sum()))
