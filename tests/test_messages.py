@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from prvgui.accounting.kinds.matrix_mechanism import Amplification, Matrix
+from prvgui.accounting.kinds.base import Matrix
+from prvgui.accounting.kinds.matrix_mechanism import Amplification
 
 from prvgui.accounting.kinds.base import Choice, Points, Vector
 

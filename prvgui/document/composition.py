@@ -197,10 +197,8 @@ def to_dict(doc: Document | Composition) -> dict:
     mechs = []
     for r in doc.rows:
         m: dict[str, object] = {"kind": r.kind}
-        m.update(r.params)
-        amp = m.get("amplification")
-        if isinstance(amp, (list, tuple)) and r.kind in MECHANISM_KINDS:  # as the format spells it
-            m["amplification"] = {"dataset_size": amp[0], "batch_size": amp[1]} if len(amp) == 2 else list(amp)
+        specs = MECHANISM_KINDS[r.kind].param_specs() if r.kind in MECHANISM_KINDS else {}
+        m.update({k: specs[k].to_file(v) if k in specs else v for k, v in r.params.items()})
         m["count"] = r.count
         if r.label:
             m["label"] = r.label

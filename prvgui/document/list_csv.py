@@ -17,8 +17,7 @@ import math
 import os
 import re
 
-from ..accounting.kinds.base import Points, Vector
-from ..accounting.kinds.matrix_mechanism import MAX_MATRIX, Amplification, Matrix
+from ..accounting.kinds.base import MAX_MATRIX, Matrix, Points, Vector
 from ..accounting.mechanisms import kind_class
 from ..accounting.core.validate import IN_FILE, NumberError, check_number
 from .fileio import FileFormatError, read_text
@@ -32,7 +31,7 @@ MAX_LINES = 100_000
 def list_params(kind: str) -> dict[str, Vector | Points]:
     """The list parameters of a kind (empty for kinds without any)."""
     return {n: s for n, s in kind_class(kind).param_specs().items()
-            if isinstance(s, (Vector, Points)) and not isinstance(s, Amplification)}
+            if isinstance(s, (Vector, Points)) and getattr(s, "csv", True)}
 
 
 def columns_for(kind: str) -> list[tuple[str, str, float, float]]:
@@ -197,8 +196,9 @@ def list_summary(spec, name: str, value: list | tuple) -> str:
     if isinstance(spec, Matrix):
         width = len(value[0]) if isinstance(value[0], (list, tuple)) else 1
         return f"C: {n} × {width}"
-    if isinstance(spec, Amplification):
-        return "amplified: m, B = " + ", ".join(str(v) for v in value) if value else "not amplified"
+    own = spec.table_text(name, value) if spec is not None else None
+    if own is not None:
+        return own
     if isinstance(spec, Points):
         return f"{n} (ε, δ) point{'s' if n != 1 else ''}"
     sym = (spec.symbol or name) if spec is not None else name

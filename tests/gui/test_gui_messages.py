@@ -5,7 +5,7 @@ accountant and Add item has a one-sentence tooltip; the results table shows all 
 """
 import pytest
 
-from prvgui.accounting.kinds.matrix_mechanism import Matrix
+from prvgui.accounting.kinds.base import Matrix
 
 from prvgui.accounting.kinds.base import Choice, Points, Vector
 from prvgui.document.list_csv import list_text

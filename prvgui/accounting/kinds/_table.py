@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from . import KINDS
-from .base import Choice, Points, Vector
+from .base import Choice, Matrix, Points, Vector
 
 BEGIN, END = "<!-- kinds table: generated -->", "<!-- end of the generated kinds table -->"
 
@@ -13,6 +13,10 @@ BEGIN, END = "<!-- kinds table: generated -->", "<!-- end of the generated kinds
 def _param(name: str, spec, default) -> str:
     if isinstance(spec, Choice):
         what = " or ".join(f"`{v}`" for v, _ in spec.choices)
+    elif getattr(spec, "file_form", None):
+        what = spec.file_form
+    elif isinstance(spec, Matrix):
+        what = "a matrix, as a list of rows of numbers"
     elif isinstance(spec, Points):
         what = "a list of [ε, δ] pairs"
     elif isinstance(spec, Vector):

@@ -58,6 +58,15 @@ class Param:
     #: only whole numbers (e.g. batches per epoch)
     integer: bool = False
 
+    def to_file(self, value: object) -> object:
+        """The value as a composition file holds it (most values: as they are)."""
+        return value
+
+    def table_text(self, name: str, value: object) -> str | None:
+        """A short text for the composition table, for values a number cannot show (None: the
+        table's own rule)."""
+        return None
+
     def check(self, name: str, value: object) -> object:
         """``value`` as a float (an int for ``integer`` parameters; subclasses return their own
         kinds of value), else a ``NumberError`` naming the parameter by its title
@@ -114,6 +123,8 @@ class Vector(Param):
     total: float | None = None
     #: what one entry is, in words ("probabilities", "numbers")
     entries: str = "numbers"
+    #: a column of numbers a row may be filled with from a CSV file ("Fill from CSV")
+    csv: bool = True
 
     def check(self, name: str, value: object) -> tuple[float, ...]:
         rng = range_text(self.lo, self.hi, self.lo_open)
@@ -208,6 +219,60 @@ def _pair_text(pair: object) -> object:
         return "[" + ", ".join(number_text(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
                                else str(v) for v in pair) + "]"
     return pair
+
+
+#: the most rows and columns of a Matrix parameter
+MAX_MATRIX = 2000
+
+
+@dataclass(frozen=True)
+class Matrix(Points):
+    """A matrix as a list of rows of numbers (at most ``MAX_MATRIX`` each way); ``check`` returns
+    a tuple of tuples of floats. Typed as rows separated by semicolons."""
+
+    def check(self, name: str, value: object) -> tuple[tuple[float, ...], ...]:  # type: ignore[override]
+        what = f"a list of rows of numbers (at most {MAX_MATRIX} x {MAX_MATRIX})"
+        if not isinstance(value, (list, tuple, np.ndarray)) or len(value) == 0:
+            raise VectorError(self.title, what, value, field=name)
+        if len(value) > MAX_MATRIX:
+            raise VectorError(self.title, what, value, field=name, plain=f"it has {len(value):,} rows")
+        rows = [r if isinstance(r, (list, tuple, np.ndarray)) else [r] for r in value]
+        width = len(rows[0])
+        for i, r in enumerate(rows):
+            if len(r) != width or not 1 <= width <= MAX_MATRIX:
+                raise VectorError(self.title, f"{what}, every row as long as the first ({width})",
+                                  f"a row of {len(r)} entries", field=name, entry=i + 1)
+        try:
+            arr = np.array([[_entry(v) for v in r] for r in rows], dtype=float)
+        except (TypeError, ValueError):
+            raise VectorError(self.title, f"{what} that are all finite numbers", _bad(rows), field=name) from None
+        if not np.isfinite(arr).all():
+            i = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
+            raise VectorError(self.title, f"{what} that are all finite numbers", "a row with "
+                              + ", ".join(str(v) for v in rows[i] if not np.isfinite(_safe(v))), field=name,
+                              entry=i + 1)
+        return tuple(tuple(r) for r in arr.tolist())
+
+
+def _entry(v: object) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(v)
+    return float(v)
+
+
+def _safe(v: object) -> float:
+    try:
+        return _entry(v)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+
+
+def _bad(rows: list) -> object:
+    for r in rows:
+        for v in r:
+            if math.isnan(_safe(v)) and not (isinstance(v, float) and math.isnan(v)):
+                return v
+    return rows
 
 
 def param(spec: Param, default: float | str | tuple | None = None, kw_only: bool = False):

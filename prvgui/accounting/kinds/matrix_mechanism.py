@@ -42,11 +42,11 @@ import numpy as np
 from ..core.values import Relation
 from ..pairs.prv import PRV
 from ..pairs import matrix_sensitivity as ms
-from .base import Choice, Mechanism, Param, Points, Search, Vector, VectorError, group_factor, param, ratio
+from .base import (MAX_MATRIX, Choice, Matrix, Mechanism, Param, Search, Vector, VectorError, group_factor,
+                   param, ratio)
 from .gaussian import gaussian_blatant, gaussian_prv
 
 MAX_STEPS = 10**6
-MAX_MATRIX = 2000
 STRATEGY = Choice("Strategy", "", "the strategy matrix C: 'tree' (binary-tree aggregation), 'banded_toeplitz' "
                   "(coefficients c0..c(b-1) on the band) or 'matrix' (C given row by row)", "", "banded_toeplitz",
                   choices=(("tree", "Binary tree (DP-FTRL)"), ("banded_toeplitz", "Banded Toeplitz (BandMF)"),
@@ -54,59 +54,25 @@ STRATEGY = Choice("Strategy", "", "the strategy matrix C: 'tree' (binary-tree ag
 
 
 @dataclass(frozen=True)
-class Matrix(Points):
-    """A matrix as a list of rows of numbers (at most ``MAX_MATRIX`` each way); ``check`` returns
-    a tuple of tuples of floats. Typed as rows separated by semicolons."""
-
-    def check(self, name: str, value: object) -> tuple[tuple[float, ...], ...]:  # type: ignore[override]
-        what = f"a list of rows of numbers (at most {MAX_MATRIX} x {MAX_MATRIX})"
-        if not isinstance(value, (list, tuple, np.ndarray)) or len(value) == 0:
-            raise VectorError(self.title, what, value, field=name)
-        if len(value) > MAX_MATRIX:
-            raise VectorError(self.title, what, value, field=name, plain=f"it has {len(value):,} rows")
-        rows = [r if isinstance(r, (list, tuple, np.ndarray)) else [r] for r in value]
-        width = len(rows[0])
-        for i, r in enumerate(rows):
-            if len(r) != width or not 1 <= width <= MAX_MATRIX:
-                raise VectorError(self.title, f"{what}, every row as long as the first ({width})",
-                                  f"a row of {len(r)} entries", field=name, entry=i + 1)
-        try:
-            arr = np.array([[_entry(v) for v in r] for r in rows], dtype=float)
-        except (TypeError, ValueError):
-            raise VectorError(self.title, f"{what} that are all finite numbers", _bad(rows), field=name) from None
-        if not np.isfinite(arr).all():
-            i = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
-            raise VectorError(self.title, f"{what} that are all finite numbers", "a row with "
-                              + ", ".join(str(v) for v in rows[i] if not np.isfinite(_safe(v))), field=name,
-                              entry=i + 1)
-        return tuple(tuple(r) for r in arr.tolist())
-
-
-def _entry(v: object) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(v)
-    return float(v)
-
-
-def _safe(v: object) -> float:
-    try:
-        return _entry(v)
-    except (TypeError, ValueError, OverflowError):
-        return math.nan
-
-
-def _bad(rows: list) -> object:
-    for r in rows:
-        for v in r:
-            if math.isnan(_safe(v)) and not (isinstance(v, float) and math.isnan(v)):
-                return v
-    return rows
-
-
-@dataclass(frozen=True)
 class Amplification(Vector):
     """Amplified banded MF's sampling: {"dataset_size": m, "batch_size": B}, or nothing (None,
     {} or an empty list). Typed as "m, B". ``check`` returns (m, B) as ints, or ()."""
+
+    #: not a column of numbers to fill from a CSV file
+    csv: bool = False
+    #: what a file holds, in words (the kinds table)
+    file_form = '`{"dataset_size": m, "batch_size": B}`, or empty for none'
+
+    def to_file(self, value: object) -> object:
+        """As the file format spells it: {"dataset_size": m, "batch_size": B}, or [] for none."""
+        if isinstance(value, (list, tuple)) and len(value) == 2:
+            return {"dataset_size": value[0], "batch_size": value[1]}
+        return list(value) if isinstance(value, tuple) else value
+
+    def table_text(self, name: str, value: object) -> str | None:
+        if isinstance(value, (list, tuple)):
+            return "amplified: m, B = " + ", ".join(str(v) for v in value) if value else "not amplified"
+        return None
 
     def check(self, name: str, value: object) -> tuple[int, ...]:
         if value is None or (isinstance(value, (dict, list, tuple, str)) and len(value) == 0):

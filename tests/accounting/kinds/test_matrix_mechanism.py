@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from scipy.special import ndtr
+from references import gaussian_epsilon
 
 from prvgui import api
 from prvgui.accounting.mechanisms import MECHANISM_KINDS
@@ -25,17 +25,6 @@ DELTA = 1e-10
 JAX = [[1, 0, 0, 0], [2, 1, 0, 0], [0, 1, 1, 0], [0, 0, 3, -6]]  # jax_privacy's example strategy
 SIGNED = [[1.0, 0.0, 0.0, 0.0, 0.0], [-0.5, 1.0, 0.0, 0.0, 0.0], [0.25, -0.5, 1.0, 0.0, 0.0],
           [0.0, 2.0, -0.5, 1.0, 0.0], [0.3, 0.0, 0.7, -0.5, 1.0]]
-
-
-def gaussian_eps(mu: float, delta: float) -> float:
-    """epsilon(delta) of mu-GDP (Balle and Wang 2018) by bisection on the closed form."""
-    def d(eps):
-        return ndtr(-eps / mu + mu / 2) - math.exp(eps) * ndtr(-eps / mu - mu / 2)
-    lo, hi = 0.0, 200.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if d(mid) > delta else (lo, mid)
-    return hi
 
 
 def toeplitz(c, n):
@@ -63,7 +52,7 @@ def row(count=1, **params):
 
 
 def check_gaussian(answer, mu_total):
-    want = gaussian_eps(mu_total, DELTA)
+    want = gaussian_epsilon(mu_total, DELTA)
     assert answer.lower - 1e-9 <= want <= answer.upper + 1e-9
     assert answer.certified_upper.value == pytest.approx(want, rel=1e-6)
 
@@ -125,7 +114,7 @@ def test_cli_reports_rho_and_the_rows_facts(tmp_path):
     assert (facts["row"], facts["kind"], facts["sensitivity_exact"]) == (1, "matrix_mechanism", True)
     assert facts["sensitivity"] == pytest.approx(math.sqrt(11), rel=1e-12)
     assert facts["rho"] == pytest.approx(TREE_RHO, rel=1e-12)
-    assert out["certified_upper"]["value"] == pytest.approx(gaussian_eps(math.sqrt(2 * 11) / 4.0, DELTA), rel=1e-6)
+    assert out["certified_upper"]["value"] == pytest.approx(gaussian_epsilon(math.sqrt(2 * 11) / 4.0, DELTA), rel=1e-6)
     # a row that is no Gaussian mechanism: no rho for the whole, the row's facts stay
     sgd = {"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.01, "count": 10}
     out = cli_json(tmp_path, {"mechanisms": [sgd, row(2, **TREE)]})
@@ -250,5 +239,5 @@ def test_calibrated_sigma_meets_the_target(params, sens):
         lo, hi = 0.05, 1e3
         for _ in range(100):
             mid = math.sqrt(lo * hi)
-            lo, hi = (mid, hi) if gaussian_eps(math.sqrt(10) * sens / mid, 1e-6) > target else (lo, mid)
+            lo, hi = (mid, hi) if gaussian_epsilon(math.sqrt(10) * sens / mid, 1e-6) > target else (lo, mid)
         assert hi <= cal.value <= hi * 1.011

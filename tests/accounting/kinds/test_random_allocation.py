@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from references import gaussian_epsilon
 from scipy.special import ndtr
 from scipy.integrate import quad
 from scipy.stats import norm
@@ -18,17 +19,6 @@ from prvgui.accounting.queries import bracket
 from prvgui.accounting.queries.accountant import Accountant
 
 RA = MECHANISM_KINDS["random_allocation"]
-
-
-def gaussian_eps(mu: float, delta: float) -> float:
-    """epsilon(delta) of mu-GDP (Balle and Wang 2018), by bisection on the closed form."""
-    def d(eps):
-        return ndtr(-eps / mu + mu / 2) - math.exp(eps) * ndtr(-eps / mu - mu / 2)
-    lo, hi = 0.0, 100.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if d(mid) > delta else (lo, mid)
-    return hi
 
 
 def brute_delta(sigma: float, t: int, k: int, eps: float, order: str) -> float:
@@ -129,7 +119,7 @@ def test_k_equal_t_is_tight_and_exact():
     rows = [Row(m, 2 * m.runs_per_count())]  # two epochs of four rounds
     assert not bracket.has_untight(rows)
     b = Accountant(rows, 1e-3).epsilon(1e-6)
-    want = gaussian_eps(math.sqrt(8) / 1.5, 1e-6)
+    want = gaussian_epsilon(math.sqrt(8) / 1.5, 1e-6)
     assert b.lower - 1e-3 <= want <= b.upper + 1e-3
 
 
