@@ -94,6 +94,10 @@ class Answer:
     #: per row that has them, the numbers reports print beside epsilon (a matrix mechanism's
     #: sensitivity, whether it is exact, rho): {"row", "kind", ...}
     row_facts: tuple[dict, ...] = ()
+    #: for a tuned composition (``Composition.tuning``), epsilon at delta of releasing the best of
+    #: the runs: ``TuningResult.as_dict()`` ({"epsilon", "method", "runs", "mean", "eta", "delta",
+    #: "note"}); None otherwise and for delta queries
+    tuning: dict | None = None
 
     @property
     def lower(self) -> float:
@@ -124,6 +128,8 @@ class Answer:
             out["rows"] = [dict(f) for f in self.row_facts]
         if self.failed is not None:
             out["failed"] = {"prv": self.failed}
+        if self.tuning is not None:
+            out["tuning"] = dict(self.tuning)
         return out
 
 
@@ -152,9 +158,14 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
         poisson = _bracket.poisson_contrast(rows, at, acc.relation, err)
         shuffled = _bracket.shuffled_contrast(rows, at, acc.relation, err)
         notes = (untight_note(rows, at_least, best.value, poisson, shuffled),)
+    tuned = None
+    if want_eps and comp.tuning is not None:  # releasing the best of the tuning runs (selection.py)
+        from .accounting.queries.selection import tuned_epsilon
+        tuned = tuned_epsilon(rows, acc.relation, at, comp.tuning, err,
+                              accountant=acc if failed is None else None).as_dict()
     return Answer("epsilon" if want_eps else "delta", at, b, best, comps, at_least, poisson,
                   tuple(acc.warnings), notes, failed, err, acc.relation.neighbouring.value,
-                  acc.relation.group_size, zcdp_rho(rows, acc.relation), row_facts(comp))
+                  acc.relation.group_size, zcdp_rho(rows, acc.relation), row_facts(comp), tuning=tuned)
 
 
 def zcdp_rho(rows, relation) -> float | None:

@@ -5,7 +5,11 @@
     prvgui curve FILE --kind profile|tradeoff|steps|pld --out OUT.csv [--max-seconds S] ...
     prvgui calibrate FILE --row I --parameter NAME --target-epsilon E --delta D
     prvgui calibrate FILE --row I --parameter NAME --tpr-at-fpr A T
-    prvgui report FILE --out REPORT.html|REPORT.pdf [--delta D] [--eps-error E]
+    prvgui calibrate FILE --row I --parameter NAME --reconstruction K S | --bayes-risk PI R
+    prvgui risk FILE [--fpr A ...] [--prior PI ...] [--baseline K ...] [--json]
+    prvgui report FILE --out REPORT.html|.pdf|.md|.json [--delta D] [--eps-error E]
+    prvgui audit --canaries M --guesses R --correct V [--delta D] [--confidence C] [--json] [FILE]
+    prvgui from-training CONFIG [--json] [--out COMP.json] [--epsilon]
     prvgui --screenshot OUT.png [FILE]
     prvgui --version
 
@@ -28,7 +32,7 @@ from typing import Sequence
 
 from . import __version__
 
-SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk", "report")
+SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk", "report", "audit", "from-training")
 
 
 class UsageError(Exception):
@@ -117,22 +121,63 @@ def _parser() -> _Parser:
     goal.add_argument("--tpr-at-fpr", type=_number, nargs=2, metavar=("A", "T"),
                       help="target attack risk: the best membership-inference attack's true-positive "
                            "rate at false-positive rate A is at most T (0 < A < T < 1)")
+    goal.add_argument("--reconstruction", type=_number, nargs=2, metavar=("K", "S"),
+                      help="target: a reconstruction or re-identification guess with baseline success K "
+                           "succeeds with probability at most S (0 < K < S < 1)")
+    goal.add_argument("--bayes-risk", type=_number, nargs=2, metavar=("PI", "R"),
+                      help="target: at prior PI of membership the best attack errs with probability at "
+                           "least R (0 < R < min(PI, 1 - PI))")
     k.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
     r = sub.add_parser("risk", parents=[common],
                        help="certified membership-inference risk: TPR at given FPRs, and the advantage")
     r.add_argument("--fpr", type=_number, action="append", default=None, metavar="A",
                    help="false-positive rate in (0, 1); repeat for several (default 0.001 0.01 0.1)")
+    r.add_argument("--prior", type=_number, action="append", default=None, metavar="PI",
+                   help="prior probability of membership in (0, 1) for the Bayes risk; repeat for several "
+                        "(default 0.5 0.1 0.01)")
+    r.add_argument("--baseline", type=_number, action="append", default=None, metavar="K",
+                   help="baseline success in (0, 1) of a reconstruction or re-identification guess; "
+                        "repeat for several (default 0.001 0.01 0.1)")
     rp = sub.add_parser("report", parents=[limits],
                         help="write a report (HTML or PDF): composition, certified result, plots, risk")
     rp.add_argument("file", help="composition file (JSON)")
-    rp.add_argument("--out", required=True, metavar="REPORT.html|REPORT.pdf",
-                    help="the report file; its extension (.html or .pdf) chooses the format")
+    rp.add_argument("--out", required=True, metavar="REPORT.html|.pdf|.md|.json",
+                    help="the report file; its extension (.html, .pdf, .md or .json) chooses the format")
     rp.add_argument("--delta", type=_number, default=None, help="target delta (default: the file's)")
     rp.add_argument("--eps-error", type=_number, default=None,
                     help="half-width of the epsilon bracket (default: the file's, else 0.01)")
     for s in (e, d, c, k, r, rp):
         s.error = p.error  # type: ignore[method-assign]
+    _audit_parser(sub, p)
+    from .cli_training import add_parser as training_parser
+    training_parser(sub, p.error, _number)
     return p
+
+
+def _whole(text: str) -> int | float | str:
+    """A count: an int for text that reads as a whole number (1e3 included), else the number or
+    the text, for the audit's own check to reject with a message that names the option."""
+    v = _number(text)
+    return int(v) if isinstance(v, float) and v == int(v) else v
+
+
+def _audit_parser(sub, p: _Parser) -> None:
+    a = sub.add_parser("audit", help="the epsilon a one-run privacy audit proves (and, with FILE, whether it "
+                                     "contradicts the composition's accounting)")
+    a.add_argument("file", nargs="?", default=None,
+                   help="composition file (JSON): compare with its certified epsilon, plan an audit of it")
+    a.add_argument("--canaries", type=_whole, required=True, metavar="M",
+                   help="canaries, each included independently with probability 1/2")
+    a.add_argument("--guesses", type=_whole, required=True, metavar="R",
+                   help="canaries the auditor guessed in or out for (it abstained on the rest)")
+    a.add_argument("--correct", type=_whole, required=True, metavar="V", help="correct guesses")
+    a.add_argument("--delta", type=_number, default=None,
+                   help="delta of the claims tested (default: the file's target delta, else 0)")
+    a.add_argument("--confidence", type=_number, default=0.95, help="confidence (default 0.95)")
+    a.add_argument("--eps-error", type=_number, default=None,
+                   help="with FILE: half-width of the epsilon bracket (default: the file's, else 0.01)")
+    a.add_argument("--json", action="store_true", help="print one JSON object")
+    a.error = p.error  # type: ignore[method-assign]
 
 
 def _gui_parser() -> _Parser:
@@ -225,6 +270,9 @@ def _query(args, want_eps: bool) -> int:
         print(f"  proven lower  {_fmt(at_least)}   (a concrete attack; the truth is at least this)")
     if a.rho is not None:
         print(f"  rho-zCDP      {a.rho:.6g}   (every row is a Gaussian mechanism)")
+    if a.tuning is not None:  # releasing the best of the tuning runs (selection.py)
+        from .engine.view_model import tuning_sentence
+        print(f"  tuning        {tuning_sentence(a.tuning, _fmt)}")
     for f in a.row_facts:
         how = "exact" if f.get("sensitivity_exact") else "a certified upper bound"
         print(f"  row {f['row']}: sensitivity {f['sensitivity']:.6g} ({how}: {f.get('sensitivity_method', '')})"
@@ -284,8 +332,10 @@ def _run_calibrate(args) -> int:
         raise ValueError("the composition has no rows")
     if not 0 <= args.row < len(rows):
         raise ValueError(_row_range(rows, args.row))
-    if args.tpr_at_fpr is not None:
+    if args.tpr_at_fpr is not None or args.reconstruction is not None:
         return _run_calibrate_risk(args, comp, err, rows)
+    if args.bayes_risk is not None:
+        return _run_calibrate_bayes(args, comp, err, rows)
     target = check_number("--target-epsilon", args.target_epsilon, 0.0, lo_open=True)
     c = calibrate(rows, args.row, args.parameter, target, delta, err, relation=comp.relation)
     return _print_calibration(args, c, f"  gives epsilon <= {_fmt(c.epsilon.upper)} (certified; lower "
@@ -307,16 +357,34 @@ def _print_calibration(args, c, what: str) -> int:
 
 def _run_calibrate_risk(args, comp, err, rows) -> int:
     from .accounting.queries.risk_calibrate import calibrate_risk, check_risk_target
-    a, t = check_risk_target(*args.tpr_at_fpr, fpr_label="--tpr-at-fpr A", tpr_label="--tpr-at-fpr T")
+    if args.reconstruction is not None:
+        a, t = check_risk_target(*args.reconstruction, fpr_label="--reconstruction K",
+                                 tpr_label="--reconstruction S")
+    else:
+        a, t = check_risk_target(*args.tpr_at_fpr, fpr_label="--tpr-at-fpr A", tpr_label="--tpr-at-fpr T")
     c = calibrate_risk(rows, args.row, args.parameter, a, t, err, relation=comp.relation)
+    if args.reconstruction is not None:
+        return _print_calibration(args, c, f"  gives a reconstruction with baseline success {a:g} a success "
+                                  f"<= {c.tpr.upper:.6g} (certified; lower {c.tpr.lower:.6g}); target {t:g}")
     return _print_calibration(args, c, f"  gives the best attack a true-positive rate <= {c.tpr.upper:.6g} "
                               f"at false-positive rate {a:g} (certified; lower {c.tpr.lower:.6g}); target {t:g}")
 
 
+def _run_calibrate_bayes(args, comp, err, rows) -> int:
+    from .accounting.queries.risk_calibrate import calibrate_bayes, check_bayes_target
+    p, r = check_bayes_target(*args.bayes_risk, prior_label="--bayes-risk PI", risk_label="--bayes-risk R")
+    c = calibrate_bayes(rows, args.row, args.parameter, p, r, err, relation=comp.relation)
+    return _print_calibration(args, c, f"  gives a Bayes risk >= {1 - c.tpr.upper:.6g} at prior {p:g} "
+                              f"(certified; at most {1 - c.tpr.lower:.6g}); target {r:g}")
+
+
 def _run_risk(args) -> int:
-    from .accounting.queries.risk import DEFAULT_FPRS, risk
+    from .accounting.queries.risk import DEFAULT_BASELINES, DEFAULT_FPRS, DEFAULT_PRIORS, check_rates, risk
+    fprs = check_rates(args.fpr or DEFAULT_FPRS, "--fpr (false-positive rate)")
+    priors = check_rates(args.prior or DEFAULT_PRIORS, "--prior (prior of membership)")
+    baselines = check_rates(args.baseline or DEFAULT_BASELINES, "--baseline (baseline success)")
     comp, _, err, rows = _inputs(args)
-    res = risk(rows, args.fpr or DEFAULT_FPRS, comp.relation, err)
+    res = risk(rows, fprs, comp.relation, err, priors=priors, baselines=baselines)
     if args.json:
         print(json.dumps(res.as_dict()))
         return 0
@@ -324,7 +392,26 @@ def _run_risk(args) -> int:
     for a, t in zip(res.fprs, res.tpr):
         print(f"  at false-positive rate {a:g}: true-positive rate between {t.lower:.4g} and {t.upper:.4g}")
     print(f"  advantage (TPR - FPR, best attack): between {res.advantage.lower:.4g} and {res.advantage.upper:.4g}")
+    for b in res.bayes:
+        print(f"  at prior {b.prior:g}: the best attack errs with probability between {b.risk.lower:.4g} "
+              f"and {b.risk.upper:.4g} (Bayes risk; accuracy at most {b.accuracy.upper:.4g})")
+    for k, t in zip(res.baselines, res.reconstruction):
+        print(f"  reconstruction with baseline success {k:g}: success at most {t.upper:.4g} "
+              f"(at least {t.lower:.4g} for the best attack)")
+    if res.gdp is not None:
+        print(gdp_text(res.gdp))
     return 0
+
+
+def gdp_text(fit) -> str:
+    """One or two lines on a certified mu-GDP fit (certified_gdp.GdpFit)."""
+    if fit.mu is None:
+        return f"  mu-GDP: not certified ({fit.note})"
+    if fit.mu == math.inf:
+        return "  mu-GDP: at no finite mu" + (f" ({fit.note})" if fit.note else "")
+    how = "exact" if fit.exact else f"certified, regret at most {fit.regret:.3g}"
+    line = f"  mu-GDP with mu = {fit.mu:.4g} ({how})"
+    return line + (f"\n  note: {fit.note}" if fit.note else "")
 
 
 def _run_report(args) -> int:
@@ -339,6 +426,87 @@ def _run_report(args) -> int:
     _check_cost(lambda: cost(req), args)
     write_report(args.out, gather(comp, compute(req)))
     return 0
+
+
+def _run_audit(args) -> int:
+    """``audit``: the audit's lower bound; with FILE, the composition's certified epsilon beside it,
+    whether the audit contradicts the accounting, and what an audit of it could show."""
+    from .accounting.queries.audit import LABELS, audit, check_audit
+    labels = {k: f"--{k}" for k in LABELS}
+    delta = 0.0 if args.delta is None else args.delta
+    check_audit(args.canaries, args.guesses, args.correct, delta, args.confidence, labels)
+    comp = None
+    if args.file is not None:
+        from . import api
+        from .accounting.core.validate import check_delta, check_eps_error
+        comp = api.load(args.file)
+        delta = comp.targets.delta if args.delta is None else check_delta(args.delta, "--delta")
+        err = comp.targets.eps_error if args.eps_error is None else check_eps_error(args.eps_error, "--eps-error")
+    res = audit(args.canaries, args.guesses, args.correct, delta, args.confidence, labels)
+    out = res.as_dict()
+    if comp is not None:
+        out.update(_audit_against(comp, res, err))
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    how = "the f-DP analysis with Gaussian curves" if res.method == "fdp" else "the one-run analysis"
+    print(f"audit: {res.correct} of {res.guesses} guesses correct, {res.canaries} canaries; "
+          f"delta {res.delta:g}, confidence {res.confidence:g}")
+    print(f"  epsilon >= {_fmt(res.epsilon_lower)}   (by {how})")
+    print(f"  one-run  (Steinke et al. 2023)      {_fmt(res.one_run):>10}  any mechanism")
+    fdp = "n/a" if res.fdp is None else _fmt(res.fdp)
+    print(f"  f-DP     (Mahloujifar et al. 2025)  {fdp:>10}  "
+          + ("no Gaussian curve has delta 0: use a delta > 0" if res.fdp is None else
+             "a bound on epsilon if the tradeoff curve is Gaussian; else: not mu-GDP"))
+    if comp is None:
+        return 0
+    upper = out["certified_upper"]
+    print(f"  certified epsilon <= {_fmt(upper)} at delta {res.delta:g} (the composition's accounting)")
+    if out["curve_p_value"] is not None:
+        print(f"  p-value of the count under the composition's certified tradeoff curve: "
+              f"{out['curve_p_value']:.3g}")
+    if out["exceeds"]:
+        why = (f"the audit proves epsilon >= {_fmt(res.one_run)} > {_fmt(upper)}" if res.one_run > upper else
+               f"the count has p-value {out['curve_p_value']:.3g} <= {1 - res.confidence:g} under the "
+               "composition's certified tradeoff curve")
+        print(f"WARNING: {why}: the implementation or the settings do not match the accounting")
+    elif res.fdp is not None and res.fdp > upper:
+        print("  note: the f-DP bound is above the certified epsilon, but the composition's own tradeoff "
+              "curve is not rejected: its curve is not Gaussian, so this is no contradiction")
+    plan = out["plan"]
+    if plan is None:
+        print(f"  plan: not available ({out['plan_note']})")
+    elif plan["alpha"] is None:
+        print(f"  plan: an audit with {plan['canaries']} canaries shows nothing at the expected counts")
+    else:
+        print(f"  plan: an audit with {plan['canaries']} canaries could show at most about epsilon "
+              f"{_fmt(plan['epsilon_lower'])} (one-run bound at the expected counts: {plan['guesses']} guesses, "
+              f"{plan['correct']} correct, threshold at false-positive rate {plan['alpha']:.3g})")
+    return 0
+
+
+def _audit_against(comp, res, err) -> dict:
+    """certified_upper, exceeds, curve_p_value and plan (audit.py) for a composition."""
+    from . import api
+    from .accounting.queries.audit import PLAN_ALPHA, audit_plan, tradeoff_p_value
+    from .accounting.queries.risk import tpr_bounds
+    upper = api.query(comp, True, res.delta, err).certified_upper.value
+    out: dict = {"certified_upper": upper, "curve_p_value": None, "plan": None}
+    try:
+        _, _, tpr = tpr_bounds(api.accountant(comp, err), PLAN_ALPHA)  # the optimistic side
+    except (ArithmeticError, MemoryError, ValueError) as exc:
+        out["plan_note"] = f"the tradeoff curve could not be computed: {exc}"
+    else:
+        out["curve_p_value"] = tradeoff_p_value(PLAN_ALPHA, tpr, res.canaries, res.guesses, res.correct)
+        out["plan"] = audit_plan(PLAN_ALPHA, tpr, res.canaries, res.delta, res.confidence).as_dict()
+    rejected = out["curve_p_value"] is not None and out["curve_p_value"] <= 1 - res.confidence
+    out["exceeds"] = bool(res.one_run > upper or rejected)
+    return out
+
+
+def _run_training(args) -> int:
+    from .cli_training import run
+    return run(args)
 
 
 def _run_gui(argv: Sequence[str]) -> int:
@@ -367,7 +535,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = _parser().parse_args(argv)
             return {"epsilon": lambda a: _query(a, True), "delta": lambda a: _query(a, False),
                     "curve": _run_curve, "calibrate": _run_calibrate, "risk": _run_risk,
-                    "report": _run_report}[args.command](args)
+                    "report": _run_report, "audit": _run_audit,
+                    "from-training": _run_training}[args.command](args)
         if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
             _parser().print_help()
             return 0

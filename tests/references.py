@@ -177,3 +177,45 @@ def sgd_two_steps_delta(sigma: float, q: float, eps: float, order: str = "remove
     f = lambda x: density(x) * sgd_step_delta_mp(sigma, q, eps - loss(x), order)  # noqa: E731
     lim = 40 * s + 2
     return mp.quad(f, mp.linspace(-lim, lim + 1, 41))
+
+
+def gdp_mu_of_breakpoints(alpha: np.ndarray, beta: np.ndarray) -> float:
+    """Tight mu-GDP of a piecewise-linear tradeoff curve with breakpoints (alpha, beta): G_mu is
+    convex, so G_mu <= f everywhere iff at every breakpoint, i.e. mu = max over the breakpoints
+    inside (0, 1)^2 of Phi^-1(1 - alpha) + Phi^-1(1 - beta) (Dong, Roth, Su 2022)."""
+    ok = (alpha > 0) & (alpha < 1) & (beta > 0) & (beta < 1)
+    return float(np.max(stats.norm.isf(alpha[ok]) + stats.norm.isf(beta[ok])))
+
+
+def rr_kfold_tradeoff(eps0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Breakpoints of the tradeoff curve of k-fold randomized response (eps0): the loss is
+    eps0 (k - 2i) with i ~ Binomial(k, p) under P and Binomial(k, 1 - p) under Q, p = 1/(1+e^eps0);
+    the Neyman-Pearson tests reject on the largest losses: alpha = P(L >= l), beta = Q(L < l)."""
+    p = 1.0 / (1.0 + math.exp(eps0))
+    i = np.arange(k + 1)  # i flips; the loss decreases with i
+    pp = stats.binom.pmf(i, k, 1 - p)  # Q rejects... (loss = log P/Q is largest at i = 0 under P)
+    qq = stats.binom.pmf(i, k, p)
+    # rejecting "P" for the j outcomes with the largest log Q/P: alpha under P, beta under Q
+    alpha = np.concatenate([[0.0], np.cumsum(pp)])
+    beta = 1.0 - np.concatenate([[0.0], np.cumsum(qq)])
+    return alpha, np.clip(beta, 0.0, 1.0)
+
+
+def laplace_tradeoff(eps0: float, alpha: np.ndarray) -> np.ndarray:
+    """T(Lap(0, 1), Lap(eps0, 1)) (Dong, Roth, Su 2022, Prop. A.6): 1 - e^eps0 a below e^-eps0 / 2,
+    e^-eps0 / (4 a) up to 1/2, e^-eps0 (1 - a) above."""
+    e = math.exp(eps0)
+    return np.where(alpha < 0.5 / e, 1 - e * alpha, np.where(alpha <= 0.5, 1 / (4 * e * alpha), (1 - alpha) / e))
+
+
+def gdp_bayes_risk(mu: float, prior: float) -> float:
+    """min over alpha of (1 - prior) alpha + prior G_mu(alpha), on a fine alpha grid refined by
+    scipy's bounded minimiser (G_mu(a) = Phi(Phi^-1(1 - a) - mu))."""
+    def err(a: float) -> float:
+        return (1 - prior) * a + prior * float(stats.norm.cdf(stats.norm.isf(a) - mu))
+    grid = np.geomspace(1e-15, 1 - 1e-12, 20001)
+    vals = (1 - prior) * grid + prior * stats.norm.cdf(stats.norm.isf(grid) - mu)
+    k = int(np.argmin(vals))
+    lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
+    res = optimize.minimize_scalar(err, bounds=(lo, hi), method="bounded", options={"xatol": 1e-15})
+    return float(min(res.fun, vals[k], prior, 1 - prior))

@@ -204,3 +204,79 @@ def test_help_documents_the_limits(capsys):
         main(["epsilon", "--help"])
     text = capsys.readouterr().out
     assert "--max-seconds" in text and "--max-memory" in text and "estimated" in text
+
+
+def test_risk_json_has_the_meaning_of_the_guarantee(tmp_path, capsys):
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 2.0, "count": 4}])
+    assert main(["risk", f, "--json", "--prior", "0.5", "--baseline", "0.01"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["gdp"]["mu"] == pytest.approx(1.0) and out["gdp"]["exact"]
+    (b,) = out["bayes_risk"]
+    assert b["prior"] == 0.5 and b["lower"] <= ref.gdp_bayes_risk(1.0, 0.5) <= b["upper"] + 1e-12
+    (r,) = out["reconstruction"]
+    from scipy.stats import norm
+    assert r["baseline"] == 0.01 and r["lower"] <= norm.cdf(norm.ppf(0.01) + 1.0) <= r["upper"]
+
+
+@pytest.mark.parametrize("args, words", [(["--prior", "1.5"], "--prior (prior of membership) must be"),
+                                         (["--baseline", "x"], "--baseline (baseline success) must be"),
+                                         (["--fpr", "0"], "--fpr (false-positive rate) must be")])
+def test_risk_bad_rates_name_the_option(tmp_path, capsys, args, words):
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 2.0, "count": 4}])
+    assert main(["risk", f] + args) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_calibrate_reconstruction_and_bayes(tmp_path, capsys):
+    from scipy.stats import norm
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 2.0, "count": 1}])
+    assert main(["calibrate", f, "--row", "0", "--parameter", "sigma", "--reconstruction", "0.01", "0.05",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    mu = norm.ppf(0.05) - norm.ppf(0.01)
+    assert out["value"] == pytest.approx(1 / mu, rel=0.02) and out["tpr"]["upper"] <= 0.05
+    assert main(["calibrate", f, "--row", "0", "--parameter", "sigma", "--bayes-risk", "0.1", "0.2"]) == 2
+    assert "--bayes-risk R must be below 0.1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ext", ["md", "json"])
+def test_report_markdown_and_json_carry_the_statement(tmp_path, ext):
+    f = write(tmp_path, [{"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.01, "count": 100}])
+    out = tmp_path / f"r.{ext}"
+    assert main(["report", f, "--out", str(out), "--delta", "1e-3"]) == 0
+    text = out.read_text()
+    if ext == "json":
+        d = json.loads(text)
+        fields = {x["field"]: x["value"] for x in d["statement"]}
+        assert "Unit of privacy" in fields and "Hyperparameter tuning" in fields
+        assert any("δ = 0.001 is large" in flag for flag in d["flags"])
+    else:
+        assert "## Privacy statement" in text and "| Neighbouring relation |" in text
+
+
+def test_from_training_json_and_epsilon(tmp_path, capsys):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"framework": "jax_privacy", "dataset_size": 1000, "batch_size": 10,
+                               "accumulation_steps": 8, "steps": 100, "noise_multiplier": 1.0, "delta": 1e-5}))
+    out = tmp_path / "comp.json"
+    assert main(["from-training", str(cfg), "--json", "--epsilon", "--out", str(out)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["composition"]["mechanisms"][0]["sampling_rate"] == pytest.approx(0.08)
+    assert got["pitfalls"] == [] and any("10 × 8 = 80" in c for c in got["conversions"])
+    assert 5.5 < got["epsilon"]["certified_upper"]["value"] < 5.7
+    assert main(["epsilon", str(out), "--json"]) == 0  # the written file is a composition
+    assert json.loads(capsys.readouterr().out)["certified_upper"]["value"] == pytest.approx(
+        got["epsilon"]["certified_upper"]["value"])
+
+
+@pytest.mark.parametrize("cfg, code, words", [
+    ({"framework": "opacus", "dataset_size": 100, "batch_size": 10, "epochs": 1, "noise_multiplier": "x"}, 2,
+     "noise_multiplier must be"),
+    ({"framework": "plain", "sampler": "weighted", "dataset_size": 100, "batch_size": 10, "epochs": 1,
+      "noise_multiplier": 1}, 1, "weighted_sampler")])
+def test_from_training_refusals(tmp_path, capsys, cfg, code, words):
+    f = tmp_path / "cfg.json"
+    f.write_text(json.dumps(cfg))
+    assert main(["from-training", str(f)]) == code
+    captured = capsys.readouterr()
+    assert words in captured.out + captured.err

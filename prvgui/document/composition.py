@@ -10,18 +10,21 @@ from ..accounting.core.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_
                                         check_number, given)
 from ..accounting.core.values import Neighbouring, Relation, Row, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS
+from ..accounting.queries.selection import Tuning
 from .model import KIND_TITLES, Document, RowSpec, Targets, _engine_rows, check_count, param_names
 
 FORMAT = "prvgui.composition"
-VERSION = 3
+VERSION = 4
 #: the versions this prvgui reads
-VERSIONS = (1, 2, 3)
+VERSIONS = (1, 2, 3, 4)
 #: the oldest version a file is written as: a file is written with the smallest version that holds
 #: every kind in it (``Mechanism.since_version``), so that a composition of older kinds stays
 #: readable by the prvgui that made its kinds
 WRITTEN_FROM = 2
+#: the first version that holds ``tuning`` (how the composition was tuned)
+TUNING_SINCE = 4
 MAX_ROWS = 10_000
-TOP_KEYS = {"format", "version", "neighbouring", "group_size", "mechanisms", "targets"}
+TOP_KEYS = {"format", "version", "neighbouring", "group_size", "mechanisms", "targets", "tuning"}
 ROW_KEYS = {"kind", "count", "label"}
 
 
@@ -40,6 +43,8 @@ class Composition:
     targets: Targets = field(default_factory=Targets)
     #: records one protected person may contribute (group / user-level privacy)
     group_size: int = 1
+    #: how the composition was tuned (the best of several runs is released); None: run once
+    tuning: Tuning | None = None
 
     @property
     def relation(self) -> Relation:
@@ -59,11 +64,11 @@ class Composition:
 
     @classmethod
     def of(cls, doc: Document) -> "Composition":
-        return cls(doc.rows, doc.neighbouring, doc.targets, doc.group_size)
+        return cls(doc.rows, doc.neighbouring, doc.targets, doc.group_size, doc.tuning)
 
     def document(self) -> Document:
         """A document to edit, holding this composition."""
-        return Document(list(self.rows), self.neighbouring, self.targets, self.group_size)
+        return Document(list(self.rows), self.neighbouring, self.targets, self.group_size, self.tuning)
 
     def engine_rows(self) -> list[Row]:
         """Validated engine rows (each with a pair under the composition's relation); raises
@@ -121,7 +126,15 @@ def composition_from_dict(data: object) -> Composition:
             field = getattr(problem, "field", None) or "kind"
             raise FileFormatError(f"row {i + 1} ({r.title}), {field}: {problem}")
     targets = _targets(data.get("targets", {}))
-    return Composition(tuple(rows), neighbouring, targets, relation.group_size)
+    tuning = None
+    if "tuning" in data:
+        if version < TUNING_SINCE:
+            raise FileFormatError(f"tuning: not part of version {version} files (version {TUNING_SINCE} has it)")
+        try:
+            tuning = Tuning.from_dict(data["tuning"])
+        except ValueError as exc:
+            raise FileFormatError(str(exc).replace("; got ", "; the file has ", 1)) from None
+    return Composition(tuple(rows), neighbouring, targets, relation.group_size, tuning)
 
 
 #: what version 1 files could not hold
@@ -204,8 +217,13 @@ def to_dict(doc: Document | Composition) -> dict:
             m["label"] = r.label
         mechs.append(m)
     t = doc.targets
-    version = max([WRITTEN_FROM] + [MECHANISM_KINDS[r.kind].since_version for r in doc.rows])
-    return {"format": FORMAT, "version": version, "neighbouring": doc.neighbouring,
-            "group_size": doc.group_size,
-            "targets": {"delta": t.delta, "epsilon": t.epsilon, "eps_error": t.eps_error},
-            "mechanisms": mechs}
+    tuning = getattr(doc, "tuning", None)
+    version = max([WRITTEN_FROM] + [MECHANISM_KINDS[r.kind].since_version for r in doc.rows]
+                  + ([TUNING_SINCE] if tuning is not None else []))
+    out = {"format": FORMAT, "version": version, "neighbouring": doc.neighbouring,
+           "group_size": doc.group_size,
+           "targets": {"delta": t.delta, "epsilon": t.epsilon, "eps_error": t.eps_error},
+           "mechanisms": mechs}
+    if tuning is not None:
+        out["tuning"] = tuning.as_dict()
+    return out

@@ -11,6 +11,10 @@ export. No Qt.
                     {"kind": "pmf_pair", "p": [0.75, 0.25], "q": [0.25, 0.75], "symmetric": "no"},
                     {"kind": "privacy_profile", "points": [[0.5, 1e-3], [1.0, 1e-5]]}]}
 
+Version 4 adds an optional ``"tuning": {"runs": "fixed" | "poisson" | "truncated_negative_binomial",
+"mean": 10, "eta": 1}`` (how the composition was tuned; ``eta`` for the truncated negative
+binomial only); a file is written with the smallest version that holds its content.
+
 List parameters (``p``, ``q``, ``points``) are JSON lists (of numbers, or of [epsilon, delta]
 pairs); they exist in version 2 files only, with the kinds that have them.
 

@@ -3,8 +3,8 @@
 Plain Python, no Qt. The document is the single source of truth the GUI edits;
 every mutation goes through a method that validates first and then announces
 itself to listeners (``("insert", i)``, ``("remove", i)``, ``("change", i)``,
-``("move", (i, j))``, ``("targets", None)``, ``("reset", None)``), so that a Qt
-model can map the events onto its own signals.
+``("move", (i, j))``, ``("targets", None)``, ``("tuning", None)``, ``("reset", None)``), so
+that a Qt model can map the events onto its own signals.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ..accounting.kinds.base import Points, Vector
 from ..accounting.core.values import Neighbouring, Relation, check_group_size
 from ..accounting.mechanisms import MECHANISM_KINDS, Row, kind_class, mechanism_from_params
 from ..accounting.mechanisms import check_count as _check_count
+from ..accounting.queries.selection import Tuning
 
 Listener = Callable[[str, object], None]
 
@@ -141,14 +142,16 @@ class Targets:
 
 
 class Document:
-    """A composition being edited: rows, neighbouring relation, targets."""
+    """A composition being edited: rows, neighbouring relation, targets and how it was tuned
+    (``tuning``: a ``Tuning``, or None when it was run once)."""
 
     def __init__(self, rows: list[RowSpec] | None = None, neighbouring: str = "add_remove",
-                 targets: Targets | None = None, group_size: int = 1) -> None:
+                 targets: Targets | None = None, group_size: int = 1, tuning: Tuning | None = None) -> None:
         self._rows: list[RowSpec] = list(rows or [])
         self.neighbouring = neighbouring
         self.group_size = group_size
         self._targets = targets or Targets()
+        self._tuning = tuning
         self._listeners: list[Listener] = []
 
     # ------------------------------------------------------------ events
@@ -171,6 +174,10 @@ class Document:
     @property
     def targets(self) -> Targets:
         return self._targets
+
+    @property
+    def tuning(self) -> Tuning | None:
+        return self._tuning
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -232,6 +239,13 @@ class Document:
         self._targets = targets
         self._emit("targets", None)
 
+    def set_tuning(self, tuning: Tuning | None) -> None:
+        """How the composition was tuned (None: run once)."""
+        if tuning is not None and not isinstance(tuning, Tuning):
+            raise ValueError(f"tuning must be a Tuning or None; got {tuning!r}")
+        self._tuning = tuning
+        self._emit("tuning", None)
+
     def set_relation(self, neighbouring: str, group_size: int) -> None:
         """Change the neighbouring relation and group size (checked first)."""
         Relation(Neighbouring.parse(neighbouring), check_group_size(group_size))
@@ -239,11 +253,12 @@ class Document:
         self._emit("relation", None)
 
     def reset(self, rows: list[RowSpec], neighbouring: str, targets: Targets,
-              group_size: int = 1) -> None:
+              group_size: int = 1, tuning: Tuning | None = None) -> None:
         self._rows = list(rows)
         self.neighbouring = neighbouring
         self.group_size = group_size
         self._targets = targets
+        self._tuning = tuning
         self._emit("reset", None)
 
 

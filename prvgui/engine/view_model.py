@@ -32,6 +32,7 @@ from ..accounting.mechanisms import Row
 from ..accounting.numerics.pipeline import error_level
 from ..accounting.core.values import Bounds
 from ..accounting.queries.risk import DEFAULT_FPRS, Risk, risk_of
+from ..accounting.queries.selection import Tuning, TuningResult, tuned_epsilon
 
 __all__ = ["Request", "Result", "Curve", "compute", "cost", "Cost", "Cancelled", "CURVES"]
 
@@ -58,6 +59,8 @@ class Request:
     risk_fprs: tuple[float, ...] = DEFAULT_FPRS
     #: an id the caller may use to match results to requests
     request_id: int = 0
+    #: how the composition was tuned (``Result.tuning`` bounds releasing the best run); None: skip
+    tuning: Tuning | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,10 @@ class Result:
     #: the parts that could not be computed, each with the reason: (part, message) pairs (a part
     #: of PARTS, or "bracket" for the proven lower bound); the rest of the answer stands
     failed: tuple[tuple[str, str], ...] = ()
+    #: epsilon at delta of releasing the best of the tuning runs (selection.py's
+    #: ``TuningResult.as_dict()``: "epsilon", "method", "runs", "mean", "eta", "delta", "note"),
+    #: None when the request has no tuning
+    tuning: dict | None = None
 
 
 def published(result: "Result") -> float:
@@ -146,7 +153,28 @@ PART_TITLES = {"headline": "the PRV bracket", "comparisons": "the comparison acc
                "pld": "the privacy loss distribution", "risk": "the attack-risk read-out",
                "profile": "the privacy profile", "steps": "ε versus steps",
                "refine": "the privacy profile's small end in long double",
-               "bracket": "the proven lower bound", "budget": "the error budget"}
+               "bracket": "the proven lower bound", "budget": "the error budget",
+               "tuning": "the hyperparameter-tuning bound"}
+
+
+#: how each method of selection.py bounds the tuned release, in words
+TUNING_METHODS = {"prv": "certified PRV bound", "rdp": "RDP bound", "pure": "pure-DP bound"}
+
+
+def tuning_sentence(tuning: TuningResult | dict | None, fmt: Callable[[float], str] = repr) -> str | None:
+    """The line the window, the report and the command line give for releasing the best of the
+    tuning runs (a ``TuningResult`` or its dict), e.g. 'Hyperparameter tuning (best of 10 runs):
+    ε ≤ 1.81 at δ = 1e-05 (certified PRV bound; ...).', the epsilon written by ``fmt`` (rounded
+    up by the caller's formatter); None without tuning."""
+    if tuning is None:
+        return None
+    if isinstance(tuning, dict):
+        tuning = TuningResult(**tuning)
+    spec = Tuning(tuning.runs, tuning.mean, tuning.eta)
+    how = TUNING_METHODS.get(tuning.method, tuning.method)
+    value = "∞" if math.isinf(tuning.epsilon) else fmt(tuning.epsilon)
+    return (f"Hyperparameter tuning ({spec.describe()}): ε ≤ {value} at δ = {tuning.delta:g} ({how}"
+            + (f"; {tuning.note}" if tuning.note else "") + ").")
 
 
 def failure_notes(result: "Result | None") -> list[str]:
@@ -229,6 +257,10 @@ def cost(request: Request) -> Cost:
     # (the counts are an integer array: Accountant.cost takes any sequence of ints, arrays included)
     steps = cast("tuple[int, Sequence[int]] | None", _steps(request))
     est = acc.cost(delta=request.delta, epsilon=request.epsilon, curves=curves, steps=steps)
+    t = request.tuning
+    if t is not None and t.runs == "fixed" and t.mean > 1:  # the best of k runs: their k-fold composition
+        est = est + Accountant([Row(r.mechanism, r.count * int(t.mean)) for r in request.rows], request.eps_error,
+                               request.neighbouring, group_size=request.group_size).cost(delta=request.delta)
     return est + Cost(VIEW_S, 0.0) if curves else est
 
 
@@ -236,6 +268,8 @@ def cost(request: Request) -> Cost:
 CURVES = ("tradeoff", "pld", "profile", "steps")
 #: every part of an answer after the headline, in the order ``compute`` delivers them
 PARTS = ("comparisons", "delta", "tradeoff", "pld", "risk", "profile", "steps", "refine")
+#: the order of delivery with the part only a tuned composition asks for (``Request.tuning``)
+_DELIVERY = PARTS[:2] + ("tuning",) + PARTS[2:]
 
 
 def compute(request: Request, progress: Callable[[float, str], None] | None = None,
@@ -313,7 +347,8 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     wanted = {"comparisons": True, "delta": request.epsilon is not None, "tradeoff": request.tradeoff_points > 0,
               "pld": request.want_pld, "profile": request.profile_points > 0, "steps": steps_of is not None}
     wanted["refine"], wanted["risk"] = wanted["profile"], bool(request.risk_fprs)
-    pending = [c for c in PARTS if wanted[c]]
+    wanted["tuning"] = request.tuning is not None
+    pending = [c for c in _DELIVERY if wanted[c]]
     if headline_failed:
         reason = failed[0][1]
         failed.extend((c, reason) for c in pending if c != "comparisons")
@@ -361,6 +396,12 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             return {"delta": dlt, "comparisons_delta": comps_d,
                     "certified_upper_delta": best_upper(dlt.upper, comps_d, want_eps=False)}
         part("delta", delta_part)
+    if wanted["tuning"]:
+        step(0.44, "hyperparameter tuning")
+        tuning = request.tuning
+        assert tuning is not None  # (wanted["tuning"] says so)
+        part("tuning", lambda: {"tuning": tuned_epsilon(given, acc.relation, request.delta, tuning, request.eps_error,
+                                                        accountant=acc, cancel=cancel_fn).as_dict()})
     level = error_level(request.delta)
     # both orders in full only when a curve needs them (a single query may have screened one out)
     profs = (attempt("curves", lambda: acc.profiles(level)) or []) if curves else []

@@ -86,6 +86,8 @@ class DpSgdDialog(QDialog):
     comparison_updated = Signal(str)
     #: every scheme has answered for the current inputs
     comparison_finished = Signal()
+    #: the user asked for the training-configuration translator instead (training_dialog.py)
+    framework_requested = Signal()
 
     FIELDS = (("dataset", "Dataset size N", "records", "Number of records in the training set"),
               ("batch", "Batch size B", "records per step",
@@ -273,6 +275,11 @@ class DpSgdDialog(QDialog):
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(f"Apply to {target}")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        # a framework's own settings (Opacus, jax_privacy, ...): the translator's dialog instead
+        framework = self.buttons.addButton("From a framework's settings…", QDialogButtonBox.ButtonRole.ResetRole)
+        framework.setToolTip("Type the settings as your framework has them (accumulation, microbatches, "
+                             "adaptive clipping, sampler) and see every conversion and pitfall")
+        framework.clicked.connect(self._from_framework)
         lay.addWidget(self.buttons)
 
     def _build_runners(self) -> None:
@@ -314,6 +321,10 @@ class DpSgdDialog(QDialog):
             return None
         rel = scheme_relation(self.scheme(), self._doc.neighbouring, k)
         return rel.neighbouring.value, rel.group_size
+
+    def _from_framework(self) -> None:
+        self.framework_requested.emit()
+        self.reject()
 
     def row(self) -> RowSpec | None:
         """The row for the typed values and the chosen scheme (None while they are invalid)."""

@@ -107,7 +107,7 @@ class FileController(QObject):
         return answer == "discard"
 
     def _install(self, new: Document, path: Path | None, example: str | None) -> None:
-        self.doc.reset(list(new.rows), new.neighbouring, new.targets, new.group_size)
+        self.doc.reset(list(new.rows), new.neighbouring, new.targets, new.group_size, new.tuning)
         self.stack.clear()
         self.stack.setClean()
         self.path, self.example = path, example

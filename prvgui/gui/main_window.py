@@ -6,6 +6,8 @@ invalid input never reaches the engine.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
@@ -28,6 +30,7 @@ from .plots import TABS, StepsTab
 from .report_export import ReportExport
 from .results_panel import ResultsPanel
 from .risk_panel import RiskPanel
+from .audit_panel import AuditPanel
 from .steps_choice import StepsChoice
 from .targets import TargetsWidget
 from .undo import Editor
@@ -90,6 +93,7 @@ class MainWindow(QMainWindow):
         self.files.check_inputs = self.targets.error
         self.budget = BudgetView(self.doc)
         self.risk = RiskPanel()
+        self.audit = AuditPanel()
         self._build_layout()
         self.computing = ComputeView(self, self._make_request, self.statusBar(), self.results, self.plots,
                                      self.shown, self.doc, self.editor.set_relation, compute_fn, cost_fn)
@@ -135,6 +139,8 @@ class MainWindow(QMainWindow):
         # whose δ column and notes then hid behind a scrollbar at 1280 px
         self.risk_tab = scrolling(self.risk)
         self.tabs.setTabToolTip(self.tabs.addTab(self.risk_tab, "Risk && noise"), self.risk.tip)
+        self.audit_tab = scrolling(self.audit)
+        self.tabs.setTabToolTip(self.tabs.addTab(self.audit_tab, "Audit"), self.audit.tip)
         self.budget_tab = scrolling(self.budget)
         self.tabs.setTabToolTip(self.tabs.addTab(self.budget_tab, "Budget"), BUDGET_TAB_TIP)
         self.resize(1280, 800)
@@ -185,6 +191,7 @@ class MainWindow(QMainWindow):
         c.addSeparator()
         c.addAction("Ca&librate selected row…", QKeySequence("Ctrl+L"), self.open_calibrate)
         c.addAction("&Budget view", self.show_budget)
+        c.addAction("From a &training configuration…", self.open_training_dialog)
         self.help_menu = mb.addMenu("&Help")
         self.help_menu.addAction("Quick &guide", QKeySequence.StandardKey.HelpContents, self.show_guide)
         self.help_menu.addSeparator()
@@ -201,6 +208,8 @@ class MainWindow(QMainWindow):
         self.results.result_shown.connect(self._show_risk)
         self.results.stale_changed.connect(self.risk.set_stale)
         self.results.cleared.connect(self.risk.clear)
+        self.results.result_shown.connect(self.audit.show_result)
+        self.results.cleared.connect(self.audit.clear)
         self.results.copied.connect(lambda name: self._set_status(f"Results copied to the clipboard as {name}."))
 
     # ------------------------------------------------------------ computing
@@ -218,10 +227,11 @@ class MainWindow(QMainWindow):
         except ValueError as exc:
             raise InputError(f"fix {exc}") from None
         t = self.doc.targets
-        snapshot = Document(list(self.doc.rows), self.doc.neighbouring, t, self.doc.group_size)
+        snapshot = Document(list(self.doc.rows), self.doc.neighbouring, t, self.doc.group_size, self.doc.tuning)
         request = Request(rows, t.delta, t.epsilon, t.eps_error, self.doc.neighbouring, self.doc.group_size,
                           profile_points=PROFILE_POINTS, tradeoff_points=TRADEOFF_POINTS,
-                          steps_row=self.steps.row(), steps_points=STEPS_POINTS, want_pld=True)
+                          steps_row=self.steps.row(), steps_points=STEPS_POINTS, want_pld=True,
+                          tuning=self.doc.tuning)
         return request, snapshot
 
     def _on_document(self, what: str, arg: object) -> None:
@@ -291,10 +301,38 @@ class MainWindow(QMainWindow):
         return True
 
     def copy_results(self) -> None:
+        """The results as text, then the structured privacy statement (report/statement.py)."""
         text = self.results.as_text()
+        if text and self.results.result is not None:
+            from ..report.statement import statement
+            text += "\n" + statement(self.results.result, self.doc).as_text() + "\n"
         if text:
             QApplication.clipboard().setText(text)
             self._set_status("Results copied to the clipboard.")
+
+    def open_training_dialog(self) -> None:
+        """A framework's training settings to rows (training_dialog.py); Add rows appends them
+        and sets the neighbouring relation and delta, one undo step."""
+        from .training_dialog import TrainingDialog
+        dialog = TrainingDialog(self)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.accepted.connect(lambda: self.apply_training(dialog.translation))
+        dialog.open()
+
+    def apply_training(self, translation) -> None:
+        comp = getattr(translation, "composition", None)
+        if comp is None:
+            return
+        editor = self.editor
+        self.stack.beginMacro("Rows from a training configuration")
+        try:
+            editor.set_relation(comp.neighbouring, self.doc.group_size)
+            editor.set_targets(replace(self.doc.targets, delta=comp.targets.delta))
+            for row in comp.rows:
+                editor.insert(len(self.doc.rows), row, "Add row")
+        finally:
+            self.stack.endMacro()
+        self._set_status(f"Added {len(comp.rows)} row(s) from the training configuration.")
 
     def open_calibrate(self) -> CalibrateDialog | None:
         i = self.composition.current_row()
@@ -315,10 +353,14 @@ class MainWindow(QMainWindow):
         initial = initial_for_row(row if on_row else None, self._dpsgd_settings(), self.doc.group_size)
         dialog = DpSgdDialog(self, initial, f"row {i + 1}" if on_row else "a new row", self.doc,
                              self.compute_fn)
+        wants_framework = []
+        dialog.framework_requested.connect(lambda: wants_framework.append(True))
         accepted = dialog.exec()
         dialog.shutdown()  # its comparison's workers (done() has stopped them unless exec was bypassed)
         if accepted and dialog.row() is not None:
             self.apply_dpsgd(dialog.row(), dialog.values(), dialog.relation())
+        elif wants_framework:
+            self.open_training_dialog()
 
     def apply_dpsgd(self, new: RowSpec, values: dict, relation: tuple[str, int] | None = None) -> None:
         """Put a DP-SGD row from the helper into the selected DP-SGD row (or a new row) and set the

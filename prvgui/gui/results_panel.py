@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHe
                                QWidget)
 
 from ..accounting.queries.certified import CertifiedUpper
-from ..engine.view_model import bracket_shown, failure, failure_notes, untight_note, untight_sentences
+from ..engine.view_model import (bracket_shown, failure, failure_notes, tuning_sentence, untight_note,
+                                 untight_sentences)
 from ..report.tables import latex_table, markdown_table
 from .pin import PinBar
 from .cost_prompt import CostPrompt
@@ -228,6 +229,14 @@ class ResultsPanel(QWidget):
         body.addWidget(self.bracket)
         body.addWidget(self.warnings)
         body.addWidget(self.detail)
+        #: releasing the best of the tuning runs (the engine's sentence), shown when the composition
+        #: says how it was tuned
+        self.tuning = QLabel("")
+        self.tuning.setObjectName("tuning")
+        self.tuning.setWordWrap(True)
+        self.tuning.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.tuning.hide()
+        body.addWidget(self.tuning)
 
     def _build_table(self, body: QVBoxLayout) -> None:
         """The comparison of the accountants (``table``)."""
@@ -293,6 +302,7 @@ class ResultsPanel(QWidget):
         self.detail.setText(message)
         self.bracket.hide()
         self.warnings.hide()
+        self.tuning.hide()
         self.table.setRowCount(0)
         self._table = None
         self.footer.setText("")
@@ -352,6 +362,9 @@ class ResultsPanel(QWidget):
             lines.append(f"At ε = {fmt(req.epsilon)}: δ ≤ {fmt_bound(best_d.value)} "
                          f"(lower {fmt_bound(min(d.lower, best_d.value), up=False)} · {_estimate(d)})")
         self.detail.setText("\n".join(lines))
+        tuning = self._tuning_text(result)
+        self.tuning.setText(tuning or "")
+        self.tuning.setVisible(tuning is not None)
         rows = self._rows(result)
         waiting = [""] if "comparisons" in getattr(result, "pending", ()) else []
         names = ["prv"] + waiting + self._names(result)
@@ -425,6 +438,14 @@ class ResultsPanel(QWidget):
         return notes + [n for n in failure_notes(result) if failure(result, "headline") is None]
 
     @staticmethod
+    def _tuning_text(result) -> str | None:
+        """The tuning line (the engine's sentence), "computing…" while it is on its way; None when
+        the request has no tuning (or its part failed: the warnings say why)."""
+        if "tuning" in getattr(result, "pending", ()):
+            return "Hyperparameter tuning: computing…"
+        return tuning_sentence(getattr(result, "tuning", None), fmt_bound)
+
+    @staticmethod
     def _names(result) -> list[str]:
         """The comparison accountants of a result, in the table's order."""
         return list(result.comparisons) + [n for n in result.comparisons_delta if n not in result.comparisons]
@@ -447,6 +468,7 @@ class ResultsPanel(QWidget):
                + ("" if best.by == "prv" else f", by {self._label(r, best.by)}") + "); "
                f"PRV lower {fmt_bound(e.lower, 6, up=False)}, {_estimate(e, 6)}"]
         out += bracket_words(r, 6) or []
+        out += [t for t in [self._tuning_text(r)] if t]
         out += [f"warning: {w}" for w in self._notes(r)]
         if r.delta is not None and req.epsilon is not None:
             out.append(f"at ε = {req.epsilon!r}: δ ≤ {fmt_bound(r.delta.upper, 6)}; "

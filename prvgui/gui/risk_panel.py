@@ -8,6 +8,8 @@ still an upper bound. While the results panel is out of date this panel is greye
 """
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
@@ -24,6 +26,11 @@ ADVANTAGE_TIP = ("The best attack's true-positive rate minus its false-positive 
                  "the total variation distance of the pair, δ at ε = 0")
 #: the false-positive rate the plain-words sentence is about (when the result has it)
 WORDS_FPR = 0.01
+BAYES_TIP = ("The best attack's least probability of error when a fraction π of the people are in the "
+             "data (its Bayes risk, certified): guessing from π alone errs with probability min(π, 1 − π)")
+RECON_TIP = ("A reconstruction or re-identification guess that would succeed with the baseline "
+             "probability without the release succeeds with at most the upper end (1 − T(baseline)); "
+             "the lower end is reached by the best attack")
 
 
 def pct(x: float, up: bool, digits: int = 3) -> str:
@@ -55,6 +62,45 @@ def risk_words(risk) -> str:
     out.append(f"The lower ends are reached: some attack on some pair of neighbouring datasets finds "
                f"at least {pct(t.lower, up=False)} at that rate.")
     return " ".join(out)
+
+
+def bayes_name(prior: float) -> str:
+    return f"Bayes risk at prior {fpr_text(prior)}"
+
+
+def recon_name(baseline: float) -> str:
+    return f"Reconstruction, baseline {fpr_text(baseline)}"
+
+
+def read_outs(risk) -> list[tuple[str, object, str]]:
+    """(name, interval, tooltip) of every row of the table: TPR at each FPR, the advantage, the
+    Bayes risk at each prior, reconstruction success at each baseline."""
+    out = [(f"True-positive rate at FPR {fpr_text(a)}", t, "") for a, t in zip(risk.fprs, risk.tpr)]
+    out.append((ADVANTAGE, risk.advantage, ADVANTAGE_TIP))
+    out += [(bayes_name(b.prior), b.risk, BAYES_TIP) for b in getattr(risk, "bayes", ())]
+    out += [(recon_name(k), t, RECON_TIP) for k, t in zip(getattr(risk, "baselines", ()),
+                                                         getattr(risk, "reconstruction", ()))]
+    return out
+
+
+def gdp_words(fit) -> str:
+    """The certified mu-GDP summary in words (certified_gdp.GdpFit), or ""."""
+    if fit is None:
+        return ""
+    if fit.mu is None:
+        return f"μ-GDP is not certified here: {fit.note}."
+    if fit.mu == float("inf"):
+        return "No finite μ-GDP holds" + (f": {fit.note}." if fit.note else ".")
+    how = "exactly" if fit.exact else f"certified; regret at most {fmt_bound(fit.regret, 3)}"
+    out = f"μ-GDP with μ = {fmt_bound(fit.mu, 4)} ({how})."
+    return out + (f" {greek(fit.note)}." if fit.note else "")
+
+
+def greek(text: str) -> str:
+    """The engine's plain-text names (mu, delta, epsilon, G_mu) as the window writes them."""
+    for word, letter in (("G_mu", "G_μ"), ("mu", "μ"), ("delta", "δ"), ("deltas", "δs"), ("epsilon", "ε")):
+        text = re.sub(rf"\b{word}\b", letter, text)
+    return text
 
 
 def noise_lines(result, names: list[str] | None = None) -> list[str]:
@@ -162,7 +208,7 @@ class RiskPanel(QWidget):
                                f"The attack-risk read-out could not be computed: {reason}")
         else:
             self._fill_table(risk)
-            self.words.setText(risk_words(risk))
+            self.words.setText(" ".join(filter(None, [risk_words(risk), gdp_words(getattr(risk, "gdp", None))])))
         lines = noise_lines(result, self.row_names)
         if self.pin is not None:  # A's half-widths, row by row, for comparison
             theirs = noise_lines(self.pin[1])
@@ -175,29 +221,27 @@ class RiskPanel(QWidget):
 
     def _fill_table(self, risk) -> None:
         pinned = self.pin[1].risk if self.pin is not None and getattr(self.pin[1], "risk", None) else None
-        heads = ["False-positive rate", "True-positive rate (certified)"]
+        heads = ["Read-out", "Certified interval"]
         if pinned is not None:
             heads.append("A (pinned)")
         self.table.setColumnCount(len(heads))
         self.table.setHorizontalHeaderLabels(heads)
         if pinned is not None:
             self.table.horizontalHeaderItem(2).setToolTip(f"The pinned result A: {self.pin[0]}")
-        rows = [(fpr_text(a), t) for a, t in zip(risk.fprs, risk.tpr)]
-        rows.append((ADVANTAGE, risk.advantage))
+        rows = read_outs(risk)
         other = {}
         if pinned is not None:
-            other = {fpr_text(a): t for a, t in zip(pinned.fprs, pinned.tpr)}
-            other[rows[-1][0]] = pinned.advantage
+            other = {name: t for name, t, _ in read_outs(pinned)}
         self.table.setRowCount(len(rows))
-        for r, (name, t) in enumerate(rows):
+        for r, (name, t, tip) in enumerate(rows):
             cells = [name, interval_text(t.lower, t.upper)]
             if pinned is not None:
                 o = other.get(name)
                 cells.append(interval_text(o.lower, o.upper) if o is not None else "n/a")
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                if c == 0 and name == ADVANTAGE:
-                    item.setToolTip(ADVANTAGE_TIP)
+                if c == 0 and tip:
+                    item.setToolTip(tip)
                 if c > 0:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                     item.setToolTip("Certified: the best attack's rate lies in this interval (upper end "
@@ -215,9 +259,10 @@ class RiskPanel(QWidget):
         out = []
         risk = getattr(self.result, "risk", None)
         if risk is not None:
-            for a, t in zip(risk.fprs, risk.tpr):
-                out.append(f"TPR at FPR {fpr_text(a)}: {interval_text(t.lower, t.upper)}")
-            out.append(f"advantage: {interval_text(risk.advantage.lower, risk.advantage.upper)}")
+            for name, t, _ in read_outs(risk):
+                out.append(f"{name}: {interval_text(t.lower, t.upper)}")
             out.append(risk_words(risk))
+            if getattr(risk, "gdp", None) is not None:
+                out.append(gdp_words(risk.gdp))
         out += [f"noise (95%) {line}" for line in noise_lines(self.result, self.row_names)]
         return "\n".join(out)

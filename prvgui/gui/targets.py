@@ -9,13 +9,15 @@ nothing is computed until it is fixed.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QWidget
+from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QWidget)
 
 from ..accounting.core.values import MAX_GROUP, check_group_size
 from ..accounting.core.validate import (DELTA_LABEL, EPS_ERROR_LABEL, EPS_ERROR_RANGE, NumberError, check_delta,
                                    check_eps_error, check_epsilon, number_text)
 from ..document.model import Document, Targets
 from .fmt import fmt_field, parse_number, same_value
+from .tuning_dialog import TuningDialog
 from .undo import Editor, UndoKeys
 from .widgets import ErrorLabel, mark
 
@@ -47,6 +49,9 @@ GROUP_TIP = (f"Group (user-level) privacy: how many records one protected person
              f"1 protects a single record; k protects everyone with up to k records, all changed at "
              f"once (the guarantee is then for groups of k records, and ε grows with k). "
              f"A whole number from 1 to {MAX_GROUP}.")
+TUNING_TIP = ("How the composition was run to tune hyperparameters, when only the best run is released: "
+              "a fixed number of runs, or a random one (Poisson, truncated negative binomial). The "
+              "results then also show ε for releasing the best run.")
 
 
 def check_field(name: str, text: object, label: str | None = None) -> tuple[object, str | None]:
@@ -119,6 +124,18 @@ class TargetsWidget(QGroupBox):
         self._group_error: str | None = None
         self._group_shown: int | None = None
         form.addRow(GROUP_TITLE, self.group)
+        # how the composition was tuned: a summary and the button that opens the dialog
+        self.tuning_summary = QLabel("")
+        self.tuning_summary.setObjectName("tuning_summary")
+        self.tuning_summary.setWordWrap(True)
+        self.tuning_button = QPushButton("Tuning…")
+        self.tuning_button.setObjectName("tuning_button")
+        self.tuning_button.setToolTip(TUNING_TIP)
+        self.tuning_button.clicked.connect(self.edit_tuning)
+        tuning_row = QHBoxLayout()
+        tuning_row.addWidget(self.tuning_summary, 1)
+        tuning_row.addWidget(self.tuning_button)
+        form.addRow("Tuning", tuning_row)
         self.error_label = ErrorLabel()
         form.addRow(self.error_label)
         doc.subscribe(self._on_document)
@@ -172,11 +189,21 @@ class TargetsWidget(QGroupBox):
         if (self.error() is None) != (was is None) or err is not None:
             self.validity_changed.emit()
 
+    def edit_tuning(self) -> bool:
+        """Open the Tuning dialog; accepting it sets the document's tuning (undoably)."""
+        dialog = TuningDialog(self._doc.tuning, self)
+        try:
+            if dialog.exec() != QDialog.DialogCode.Accepted:
+                return False
+            return self._editor.set_tuning(dialog.tuning())
+        finally:
+            dialog.deleteLater()
+
     def _on_document(self, what: str, arg: object) -> None:
         if what == "reset":
             self._shown.clear()
             self._group_shown = None
-        if what in ("targets", "reset", "relation"):
+        if what in ("targets", "reset", "relation", "tuning"):
             self.refresh()
 
     def refresh(self) -> None:
@@ -207,6 +234,8 @@ class TargetsWidget(QGroupBox):
                 changed = True
                 self._group_error = None
                 mark(self.group, None, GROUP_TIP)
+        tuning = self._doc.tuning
+        self.tuning_summary.setText("run once" if tuning is None else tuning.describe())
         self.error_label.show_error(self.error())
         if changed:
             self.validity_changed.emit()

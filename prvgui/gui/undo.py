@@ -1,7 +1,7 @@
 """Undo/redo: every edit of the document is a QUndoCommand pushed through ``Editor``.
 
 The commands only call the document's own mutation methods (insert, remove, replace, move,
-set_targets, set_relation), so the document stays the single source of truth and its events drive the
+set_targets, set_relation, set_tuning), so the document stays the single source of truth and its events drive the
 views. Consecutive edits of one field (typing ``1``, ``1.``, ``1.5``) merge into one step
 when they carry the same ``merge_key``.
 
@@ -20,7 +20,7 @@ from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import QLineEdit
 
 from ..accounting.core.values import Neighbouring, Relation, check_group_size
-from ..document.model import Document, RowSpec, Targets
+from ..document.model import Document, RowSpec, Targets, Tuning
 
 _MERGE_ID = 0x70726
 
@@ -123,6 +123,20 @@ class SetTargets(_Command):
         return True
 
 
+class SetTuning(_Command):
+    """How the composition was tuned (None: run once)."""
+
+    def __init__(self, doc: Document, new: Tuning | None, text: str) -> None:
+        super().__init__(doc, text)
+        self.old, self.new = doc.tuning, new
+
+    def redo(self) -> None:
+        self.doc.set_tuning(self.new)
+
+    def undo(self) -> None:
+        self.doc.set_tuning(self.old)
+
+
 class SetRelation(_Command):
     """The neighbouring relation and the group size (records per person)."""
 
@@ -181,6 +195,13 @@ class Editor:
         if targets == self.doc.targets:
             return False
         self.stack.push(SetTargets(self.doc, targets, "Change targets", merge_key))
+        return True
+
+    def set_tuning(self, tuning: Tuning | None) -> bool:
+        """Say how the composition was tuned (None: run once); False when nothing changes."""
+        if tuning == self.doc.tuning:
+            return False
+        self.stack.push(SetTuning(self.doc, tuning, "Change tuning"))
         return True
 
     def set_relation(self, neighbouring: str | None = None, group_size: int | None = None,

@@ -83,6 +83,11 @@ def render(report: Report, plot=_inline_svg, css: str = CSS + BROWSER_CSS) -> st
                        for i, r in enumerate(report.rows)], numeric=(0, 4), wide=True))
     out.append(_table(("Target", "Value"), report.targets, numeric=(1,)))
     out.append(f"<p><b>Guarantee for:</b> {_e(report.setting)}</p>")
+    if report.statement:
+        out.append("<h2>Privacy statement</h2>")
+        out.append(_table(("Field", "Value"), report.statement, wide=True))
+        for f in report.flags:
+            out.append(f'<p class="warn">⚑ {_e(f)}</p>')
     out.append("<h2>Certified result</h2>")
     out.append(headline_html(report.headline))
     if report.pinned is not None:

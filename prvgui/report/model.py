@@ -14,13 +14,14 @@ from .. import __version__
 from ..accounting.kinds.base import Points
 from ..accounting.core.values import Relation
 from ..accounting.mechanisms import MECHANISM_KINDS
-from ..engine.view_model import (Request, bracket_shown, fact_sentences, failure, failure_notes, untight_note,
-                                 untight_sentences)
+from ..engine.view_model import (Request, bracket_shown, fact_sentences, failure, failure_notes, tuning_sentence,
+                                 untight_note, untight_sentences)
 from ..accounting.queries.risk import DEFAULT_FPRS, Risk, risk as compute_risk
 from ..document.export import setting_text
 from ..document.list_csv import list_summary, list_text
 from .figures import figures as plot_figures
 from .numbers import fmt, fmt_bound
+from .statement import statement as privacy_statement
 from .tables import AccountantLine, accountant_lines, certified, certified_delta, short_label
 
 
@@ -72,6 +73,9 @@ class Report:
     method: tuple[str, ...]
     references: tuple[str, ...]
     figures: tuple = field(default_factory=tuple)  # svg.Figure: the window's plots
+    #: the structured privacy statement (statement.py): (field, value) pairs and flags
+    statement: tuple[tuple[str, str], ...] = ()
+    flags: tuple[str, ...] = ()
 
 
 #: lists up to this long are printed in full in the composition table
@@ -130,7 +134,8 @@ def headline(result, name: str = "") -> Headline:
     return Headline(name, fmt_bound(value), "PRV" if by == "prv" else short_label(result, by),
                     fmt_bound(lower, up=False), fmt(est) if finite else "n/a", fmt_bound(e.upper),
                     req.delta, bracket, delta_at, setting_text(req), what,
-                    tuple(fact_sentences(req.rows, relation)))
+                    tuple(fact_sentences(req.rows, relation))
+                    + tuple(filter(None, [tuning_sentence(getattr(result, "tuning", None), fmt_bound)])))
 
 
 def risk_of(result, eps_error: float | None = None, cancel=None) -> Risk:
@@ -163,7 +168,30 @@ def _risk_lines(r: Risk | None, p: Risk | None) -> tuple[tuple[str, str, str | N
         out.append((f"true-positive rate at false-positive rate {fmt(100 * a)}%", interval(r.tpr[k]), other))
     out.append(("advantage (TPR − FPR of the best attack, = δ(0))", interval(r.advantage),
                 interval(p.advantage) if p is not None else None))
+    theirs = {b.prior: b for b in (p.bayes if p is not None else ())}
+    for b in r.bayes:
+        o = theirs.get(b.prior)
+        out.append((f"Bayes risk at prior {fmt(100 * b.prior)}% (least error of the best attack)",
+                    interval(b.risk), interval(o.risk) if o is not None else None))
+    recon = dict(zip(p.baselines, p.reconstruction)) if p is not None else {}
+    for k, t in zip(r.baselines, r.reconstruction):
+        o = recon.get(k)
+        out.append((f"reconstruction success at baseline {fmt(100 * k)}%", interval(t),
+                    interval(o) if o is not None else None))
+    if r.gdp is not None:
+        out.append(("μ-GDP (certified μ; regret)", _gdp_cell(r.gdp) or "",
+                    _gdp_cell(p.gdp) if p is not None else None))
     return tuple(out)
+
+
+def _gdp_cell(fit) -> str | None:
+    if fit is None:
+        return None
+    if fit.mu is None:
+        return "not certified"
+    if math.isinf(fit.mu):
+        return "no finite μ"
+    return f"μ ≤ {fmt_bound(fit.mu)}" + ("" if fit.exact else f"; regret ≤ {fmt_bound(fit.regret, 3)}")
 
 
 def _utility(composition, result) -> tuple[tuple[str, str], ...]:
@@ -236,7 +264,12 @@ def _method(result) -> tuple[tuple[str, ...], tuple[str, ...]]:
         "The attack-risk read-out bounds the best membership-inference attack: at false-positive rate a "
         "its true-positive rate is at most 1 − T(a), where T is the tradeoff function of the composition "
         "[3, 7], bracketed by the certified tradeoff bounds; the advantage is the total variation distance "
-        "δ(0). The utility read-out gives the half-width of each noisy row's 95% noise interval.",
+        "δ(0). At a prior π of membership the Bayes risk, the best attack's least error, is "
+        "min(π, 1 − π)(1 − δ(|log((1 − π)/π)|)); a reconstruction guess with baseline success κ succeeds "
+        "with probability at most 1 − T(κ) [3, 7]. μ-GDP is certified from the profile, the RDP bound and "
+        "each row's Gaussian tail, at every ε (docs/method.md, \"Certified μ-GDP\"); its regret is Gomez "
+        "et al.'s distance from the Gaussian curve. The utility read-out gives the half-width of each "
+        "noisy row's 95% noise interval.",
     ]
     refs = list(REFERENCES)
     if getattr(result, "epsilon_at_least", None) is not None:
@@ -272,12 +305,13 @@ def gather(composition, result, pinned=None, risk: Risk | None = None, pinned_ri
         warnings = [w for w in warnings if w != said]
     warnings += failure_notes(result)  # a part that could not be computed is named, not left out
     when = (created or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    st = privacy_statement(result, composition, r)
     return Report(title, when, __version__, row_lines(composition, result), tuple(targets),
                   setting_text(req), headline(result),
                   headline(p_result, p_label) if p_result is not None else None,
                   tuple(accountant_lines(result)), _risk_lines(r, pr), _utility(composition, result),
                   orders, budget, tuple(warnings), method, refs,
-                  tuple(plot_figures(result, pinned)))
+                  tuple(plot_figures(result, pinned)), st.fields, st.flags)
 
 
 #: the window's curve resolutions (main_window.py), so that a report shows what the window shows
@@ -294,4 +328,5 @@ def request_for(composition, delta: float | None = None, eps_error: float | None
     return Request(rows, t.delta if delta is None else delta, t.epsilon,
                    t.eps_error if eps_error is None else eps_error, composition.neighbouring,
                    composition.group_size, profile_points=PROFILE_POINTS, tradeoff_points=TRADEOFF_POINTS,
-                   steps_row=steps_row, steps_points=STEPS_POINTS, want_pld=True)
+                   steps_row=steps_row, steps_points=STEPS_POINTS, want_pld=True,
+                   tuning=getattr(composition, "tuning", None))

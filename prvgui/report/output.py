@@ -1,4 +1,5 @@
-"""Writing a report file: the format from the file name's extension (.html, .htm or .pdf),
+"""Writing a report file: the format from the file name's extension (.html, .htm, .pdf, .md or
+.json),
 checked before any work starts, and an atomic write (a temporary file in the same folder, then a
 rename), so that a failed report leaves nothing half-written.
 
@@ -12,14 +13,14 @@ from ..document.fileio import atomic_write
 from . import html
 from .model import Report
 
-FORMATS = {".html": "html", ".htm": "html", ".pdf": "pdf"}
+FORMATS = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "markdown", ".json": "json"}
 
 
 def report_format(path: str | os.PathLike, name: str = "The report file") -> str:
-    """'html' or 'pdf' from the extension, else a ValueError naming the path."""
+    """'html', 'pdf', 'markdown' or 'json' from the extension, else a ValueError naming the path."""
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in FORMATS:
-        raise ValueError(f"{name} must end in .html or .pdf; you typed \"{os.fspath(path)}\"")
+        raise ValueError(f"{name} must end in .html, .pdf, .md or .json; you typed \"{os.fspath(path)}\"")
     return FORMATS[ext]
 
 
@@ -39,6 +40,9 @@ def report_bytes(report: Report, fmt: str) -> bytes:
     if fmt == "pdf":
         from .pdf import pdf_bytes  # Qt, only for a PDF
         return pdf_bytes(report)
+    if fmt in ("markdown", "json"):
+        from .markdown import render_json, render_markdown
+        return (render_markdown if fmt == "markdown" else render_json)(report).encode("utf-8")
     return html.render(report).encode("utf-8")
 
 

@@ -61,7 +61,7 @@ BAD = [
      "NaN"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": Infinity}]}',
      "Infinity"),
-    (doc_text([]).replace('"version": 1', '"version": 4'), "version 4"),
+    (doc_text([]).replace('"version": 1', '"version": 5'), "version 5"),
     (doc_text([]).replace('"version": 1', '"version": "1"'),
      'version: must be a whole number; the file has "1"'),
     (doc_text([]).replace('"prvgui.composition"', '"other"'), 'format: must be "prvgui.composition"'),

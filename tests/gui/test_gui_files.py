@@ -64,7 +64,7 @@ def test_open_a_file_written_by_hand(qtbot, window, tmp_path):
 
 @pytest.mark.parametrize("text,expected", [
     ("not json", "not valid JSON"),
-    ('{"format": "prvgui.composition", "version": 4, "mechanisms": []}', "version"),
+    ('{"format": "prvgui.composition", "version": 5, "mechanisms": []}', "version"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": -1}]}',
      "row 1 (Gaussian), sigma: Noise σ must be at least 0; the file has -1"),
     ('{"format": "prvgui.composition", "version": 1, "mechanisms": [{"kind": "gaussian", "sigma": NaN}]}',

@@ -72,7 +72,7 @@ def test_a_pinned_result_goes_into_the_report(qtbot, window, load, tmp_path, sma
     assert len(re.findall(r">A \(.*?\): PRV (upper|lower)<", page)) == 3
 
 
-@pytest.mark.parametrize("name, words", [("report.txt", "must end in .html or .pdf"),
+@pytest.mark.parametrize("name, words", [("report.txt", "must end in .html, .pdf, .md or .json"),
                                          ("missing/report.html", "does not exist")])
 def test_export_errors_name_the_path(window, load, tmp_path, name, words):
     load(window)

@@ -40,7 +40,16 @@ def test_the_risk_panel_shows_the_engines_certified_numbers_and_the_closed_form_
     assert panel.result is result and result.risk is not None
     table = panel.table
     rates = [table.item(r, 0).text() for r in range(table.rowCount())]
-    assert rates[:3] == ["0.1%", "1%", "10%"] and rates[3].startswith("Advantage")
+    assert rates[:3] == [f"True-positive rate at FPR {a}" for a in ("0.1%", "1%", "10%")]
+    assert rates[3].startswith("Advantage")
+    bayes = rates.index("Bayes risk at prior 50%")
+    lo, up = percents(table.item(bayes, 1).text())
+    assert lo <= norm.cdf(-MU / 2) <= up  # mu-GDP's Bayes risk at prior 1/2
+    recon = rates.index("Reconstruction, baseline 1%")
+    lo, up = percents(table.item(recon, 1).text())
+    assert lo <= norm.cdf(norm.ppf(0.01) + MU) <= up
+    from prvgui.gui.fmt import fmt_bound
+    assert f"μ-GDP with μ = {fmt_bound(MU, 4)} (exactly)" in panel.words.text()  # every row Gaussian
     for r, a in enumerate((0.001, 0.01, 0.1)):
         lo, up = percents(table.item(r, 1).text())
         exact = norm.cdf(norm.ppf(a) + MU)

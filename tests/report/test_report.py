@@ -221,9 +221,9 @@ def test_cli_writes_an_html_report(tmp_path):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--out", "{d}/report.txt"], "--out must end in .html or .pdf; you typed"),
+    (["--out", "{d}/report.txt"], "--out must end in .html, .pdf, .md or .json; you typed"),
     (["--out", "{d}/no/such/folder/report.html"], "does not exist"),
-    (["--out", "{d}"], "--out must end in .html or .pdf"),
+    (["--out", "{d}"], "--out must end in .html, .pdf, .md or .json"),
     (["--out", "{d}/r.html", "--delta", "nan"], "--delta"),
     (["--out", "{d}/r.html", "--eps-error", "-1"], "--eps-error"),
 ])

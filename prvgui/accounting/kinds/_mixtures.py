@@ -107,6 +107,14 @@ class GaussianMixturePair(_MixturePair):
     def is_blatant(self) -> bool:
         return math.isinf(self.noise) and self.sampling_rate == 1
 
+    def tail_rho(self) -> float | None:
+        """Joint convexity: at most the Gaussian pair whose means differ by the largest shift
+        (k records, twice that under replace-one), in noise units."""
+        if math.isinf(self.noise) or self.noise <= 0:
+            return None
+        shift = self.group_size * (2.0 if self.replace else 1.0)
+        return 0.5 * (shift / self.noise) ** 2
+
     def _prv(self, order: str) -> PRV:
         if self.is_trivial():
             return TRIVIAL
@@ -216,6 +224,13 @@ class FixedSizePair(Mechanism):
         if self.laplace:
             return math.isinf(self.noise) or self.noise > 1 / NOISELESS
         return math.isinf(self.noise) or self.noise < NOISELESS
+
+    def tail_rho(self) -> float | None:
+        """Gaussian: the Poisson pair at twice the sensitivity, at most the Gaussian pair at shift
+        2 (joint convexity); Laplace's losses are bounded."""
+        if self.laplace or self._noiseless():
+            return None
+        return 2.0 / (self.noise * self.noise)
 
     def _prv(self, order: str) -> PRV:
         if self.is_trivial():

@@ -423,6 +423,13 @@ class Mechanism:
         mu = self.gaussian_mu()
         return None if mu is None else 0.5 * mu * mu
 
+    def tail_rho(self) -> float | None:
+        """A rho with D_alpha(P || Q) <= rho alpha for every alpha > 1, in each order of this
+        mechanism's pair: a Gaussian tail that certifies mu-GDP where the numerical profile cannot
+        resolve delta (docs/method.md, "Certified mu-GDP"). None where no such bound is known; a
+        kind whose losses are bounded needs none. Default: the exact Gaussian's mu^2 / 2."""
+        return self.zcdp_rho()
+
     # ------------------------------------------------------------ privacy loss
     def orders(self, relation: "Relation | Neighbouring | str | None" = None) -> tuple[str, ...]:
         """The orders of the dominating pair that must be composed (one when they agree)."""

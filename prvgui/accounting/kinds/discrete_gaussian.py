@@ -158,6 +158,9 @@ class DiscreteGaussian(Mechanism):
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         return orders * self.a  # a Delta^2 / (2 sigma^2)
 
+    def tail_rho(self) -> float | None:
+        return self.a
+
     def gdp_mu2(self) -> float:
         var = _table(self.sigma).var
         return math.inf if var <= 0 else self.sensitivity ** 2 / var

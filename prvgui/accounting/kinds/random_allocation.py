@@ -125,6 +125,10 @@ class RandomAllocation(Mechanism):
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         return 0.5 * orders * self.mu * self.mu
 
+    def tail_rho(self) -> float | None:
+        """A round's pair is a mixture of Gaussian pairs at shift mu (joint convexity)."""
+        return 0.5 * self.mu * self.mu
+
     def gdp_mu2(self) -> float:
         """The CLT's mu^2 of one round: Var(S/m) = (e^(mu^2) - 1) / m under Q (as Poisson sampling
         at q = 1/m over m steps); a round of one step is the Gaussian."""
@@ -192,6 +196,10 @@ class AllocationRound(Mechanism):
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         return 0.5 * orders * self.mu * self.mu
+
+    def tail_rho(self) -> float | None:
+        """A round's pair is a mixture of Gaussian pairs at shift mu (joint convexity)."""
+        return 0.5 * self.mu * self.mu
 
     def gdp_mu2(self) -> float:
         return self.mu * self.mu

@@ -93,6 +93,9 @@ class ShuffledGaussian(Mechanism):
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         return 0.5 * orders * self.mu * self.mu
 
+    def tail_rho(self) -> float | None:
+        return 0.5 * self.mu * self.mu
+
     def gdp_mu2(self) -> float:
         return self.mu * self.mu
 

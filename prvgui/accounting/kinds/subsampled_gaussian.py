@@ -175,6 +175,12 @@ class SubsampledGaussian(SampledBatches, Mechanism):  # type: ignore[misc, overr
     def gaussian_mu(self) -> float | None:
         return 1.0 / self.noise if self.sampling_rate == 1 else None
 
+    def tail_rho(self) -> float | None:
+        """Each order's Renyi divergence is at most the unsampled Gaussian's (joint convexity)."""
+        if self.sampling != "poisson" or self.is_trivial() or self.sigma == 0:
+            return None
+        return 0.5 / (self.noise * self.noise)
+
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         q, s = self.sampling_rate, self.sigma / self.sensitivity
         c = 0.5 / (s * s) if s * s > 0 else math.inf

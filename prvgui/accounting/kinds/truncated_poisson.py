@@ -197,6 +197,12 @@ class TruncatedPoisson(Mechanism):
     def gaussian_mu(self) -> float | None:
         return self._poisson().gaussian_mu() if self.tight else None
 
+    def tail_rho(self) -> float | None:
+        """Both parts are mixtures of Gaussian pairs at shifts of at most 2 Delta (joint convexity)."""
+        if self.is_trivial() or self.sigma == 0:
+            return None
+        return 2.0 * (self.sensitivity / self.sigma) ** 2
+
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         pi = self.truncation_probability
         r1 = self._poisson().rdp(orders)

@@ -166,3 +166,6 @@ class ZCDP(Mechanism):
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         return self.xi + self.rho * orders
+
+    def tail_rho(self) -> float | None:
+        return self.rho if self.xi == 0 else None

@@ -12,6 +12,10 @@ bisection on the estimate, then certified steps); counts are bisected on certifi
 A true-positive rate never exceeds 1, and guessing already reaches a, so a target needs
 a < t < 1. For the Gaussian mechanism (mu-GDP, TPR(a) = Phi(Phi^-1(a) + mu)) the answer is
 mu = Phi^-1(t) - Phi^-1(a), sigma = sensitivity sqrt(k) / mu (the tests check it).
+
+Two targets read the same way (risk.py): reconstruction success at most s at baseline kappa is
+the TPR target at FPR kappa; a Bayes risk of at least r at prior pi is an attack accuracy of at
+most 1 - r, certified from delta at |log((1 - pi) / pi)| (``calibrate_bayes``).
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from ..core.values import Bounds
 from .risk import tpr_bounds
 from ..core.validate import NumberError, check_eps_error, check_number, number_text
 
-__all__ = ["RiskCalibration", "calibrate_risk", "check_fpr", "check_risk_target", "risk_sweep",
+__all__ = ["RiskCalibration", "calibrate_risk", "calibrate_bayes", "check_bayes_target", "check_fpr", "check_risk_target", "risk_sweep",
            "FPR_LABEL", "TPR_LABEL"]
 
 #: how messages name the two numbers of a risk target
@@ -46,8 +50,17 @@ class RiskCalibration:
     target_tpr: float
     #: True if the answer sits at the search bound (a better value may exist beyond it)
     at_bound: bool = False
+    #: "tpr_at_fpr", or "bayes_risk" (then ``fpr`` is the prior, ``tpr`` the best attack's
+    #: accuracy and ``target_tpr`` one minus the Bayes risk asked for)
+    target: str = "tpr_at_fpr"
 
     def as_dict(self) -> dict:
+        if self.target == "bayes_risk":
+            return {"parameter": self.parameter, "value": self.value, "prior": self.fpr,
+                    "target_bayes_risk": 1.0 - self.target_tpr,
+                    "bayes_risk": {"lower": 1.0 - self.tpr.upper, "estimate": 1.0 - self.tpr.estimate,
+                                   "upper": 1.0 - self.tpr.lower},
+                    "at_bound": self.at_bound}
         return {"parameter": self.parameter, "value": self.value, "tpr": self.tpr.as_dict(),
                 "fpr": self.fpr, "target_tpr": self.target_tpr, "at_bound": self.at_bound}
 
@@ -75,16 +88,44 @@ def calibrate_risk(rows: list[Row], row_index: int, parameter: str, fpr: float, 
                    relation: Relation | None = None) -> RiskCalibration:
     """Best value of ``parameter`` of row ``row_index`` whose certified upper TPR at false-positive
     rate ``fpr`` is <= ``target_tpr`` (under ``relation``; default add/remove one record)."""
+    a, t = check_risk_target(fpr, target_tpr)
+    return _run(_RiskCtx, rows, row_index, parameter, t, a, eps_error, progress, cancel, relation)
+
+
+def _run(ctx_type, rows, row_index: int, parameter: str, target: float, rate: float, eps_error: float,
+         progress, cancel, relation) -> RiskCalibration:
+    """The search of a risk context (``_RiskCtx`` or ``_BayesCtx``) after the common checks."""
     rows = list(rows)
     if not 0 <= row_index < len(rows):
         raise ValueError(f"the row index must be from 0 to {len(rows) - 1}; got {row_index}")
     search_spec(rows[row_index].mechanism.kind, parameter)  # raises for a parameter it cannot solve
-    a, t = check_risk_target(fpr, target_tpr)
     eps_error = check_eps_error(eps_error)
-    ctx = _RiskCtx(rows, row_index, parameter, t, math.nan, eps_error, progress, cancel,
-                   as_relation(relation), fpr=a)
-    # (run_real's answer comes from _answer, which _RiskCtx makes a RiskCalibration)
+    ctx = ctx_type(rows, row_index, parameter, target, math.nan, eps_error, progress, cancel,
+                   as_relation(relation), fpr=rate)
+    # (run_real's answer comes from _answer, which the context makes a RiskCalibration)
     return ctx.run_count() if parameter == "count" else cast(RiskCalibration, ctx.run_real())
+
+
+def check_bayes_target(prior: object, risk: object, prior_label: str = "Prior",
+                       risk_label: str = "Target Bayes risk") -> tuple[float, float]:
+    """(prior, target risk): the prior in (0, 1), the risk in (0, min(prior, 1 - prior)) (the
+    error of guessing from the prior alone, which no release makes larger)."""
+    p = check_number(prior_label, prior, 0.0, 1.0, lo_open=True, hi_open=True, field="prior")
+    r = check_number(risk_label, risk, 0.0, 1.0, lo_open=True, hi_open=True, field="bayes_risk")
+    if r >= min(p, 1 - p):
+        raise NumberError(risk_label, f"below {number_text(min(p, 1 - p))}, the error of guessing from "
+                          "the prior alone", risk, "bayes_risk")
+    return p, r
+
+
+def calibrate_bayes(rows: list[Row], row_index: int, parameter: str, prior: float, target_risk: float,
+                    eps_error: float = 0.01, progress: Callable[[float, str], None] | None = None,
+                    cancel: Callable[[], bool] | None = None,
+                    relation: Relation | None = None) -> RiskCalibration:
+    """Best value of ``parameter`` of row ``row_index`` whose certified Bayes risk at ``prior``
+    is at least ``target_risk`` (its attack accuracy at most 1 - target_risk)."""
+    p, r = check_bayes_target(prior, target_risk)
+    return _run(_BayesCtx, rows, row_index, parameter, 1.0 - r, p, eps_error, progress, cancel, relation)
 
 
 @dataclass
@@ -155,6 +196,31 @@ class _RiskCtx(_Ctx):
         while bad - good > 1:
             feasible((good + bad) // 2, "certifying the count")
         return self._answer(good, good_b)
+
+
+@dataclass
+class _BayesCtx(_RiskCtx):
+    """The attack's accuracy at prior ``fpr``: 1 - min(p, 1 - p) (1 - delta(|logit p|))."""
+
+    def _tpr(self, rows: list[Row], eps_error: float) -> Bounds:
+        p = self.fpr
+        acc = Accountant(rows, eps_error, self.relation, cancel=self.cancel, screen=False)
+        d = acc.delta(abs(math.log((1.0 - p) / p)))
+        m = min(p, 1.0 - p)
+        return Bounds(1.0 - m * (1.0 - d.lower), 1.0 - m * (1.0 - d.estimate), 1.0 - m * (1.0 - d.upper))
+
+    def _aim(self) -> float:
+        return 1.0 - (1.0 - self.target) * math.exp(0.95 * self.eps_error)
+
+    def _goal(self) -> str:
+        return (f"a Bayes risk of at least {number_text(1.0 - self.target)} at prior "
+                f"{number_text(self.fpr)}")
+
+    def _gives(self, upper: float) -> str:
+        return f"a Bayes risk down to {1.0 - upper:.4g}"
+
+    def _answer(self, value: float, bounds: Bounds, at_bound: bool = False) -> RiskCalibration:
+        return RiskCalibration(self.parameter, value, bounds, self.fpr, self.target, at_bound, "bayes_risk")
 
 
 def risk_sweep(rows: list[Row], row_index: int, cal: RiskCalibration, eps_error: float, points: int = 19,
