@@ -235,7 +235,11 @@ class TargetsWidget(QGroupBox):
                 self._group_error = None
                 mark(self.group, None, GROUP_TIP)
         tuning = self._doc.tuning
-        self.tuning_summary.setText("run once" if tuning is None else tuning.describe())
+        text = "run once" if tuning is None else tuning.describe()
+        # the long name of the negative binomial does not fit the form's row: abbreviated there,
+        # in full in the tooltip
+        self.tuning_summary.setText(text.replace("truncated negative binomial", "TNB"))
+        self.tuning_summary.setToolTip(text)
         self.error_label.show_error(self.error())
         if changed:
             self.validity_changed.emit()
