@@ -10,6 +10,8 @@
     prvgui report FILE --out REPORT.html|.pdf|.md|.json [--delta D] [--eps-error E]
     prvgui audit --canaries M --guesses R --correct V [--delta D] [--confidence C] [--json] [FILE]
     prvgui from-training CONFIG [--json] [--out COMP.json] [--epsilon]
+    prvgui import FILE --from dpevent|opacus|jax_privacy [--out COMP.json] [--json]
+    prvgui export FILE --to dp_accounting|opacus|prv_accountant [--out SCRIPT.py]
     prvgui --screenshot OUT.png [FILE]
     prvgui --version
 
@@ -31,8 +33,10 @@ import sys
 from typing import Sequence
 
 from . import __version__
+from .cli_args import number as _number
 
-SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk", "report", "audit", "from-training")
+SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk", "report", "audit", "from-training", "import",
+               "export")
 
 
 class UsageError(Exception):
@@ -42,16 +46,6 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2
         raise UsageError(message)
-
-
-def _number(text: str) -> float | str:
-    """A finite number as a float; anything else stays text, for the option's own check to
-    reject with a message that names it (``--delta must be ...; you typed 1e400``)."""
-    try:
-        v = float(text)
-    except ValueError:
-        return text
-    return v if math.isfinite(v) else text
 
 
 #: an estimate above either of these is printed on stderr before the work starts
@@ -152,6 +146,8 @@ def _parser() -> _Parser:
     audit_parser(sub, p)
     from .cli_training import add_parser as training_parser
     training_parser(sub, p.error, _number)
+    from .cli_interop import add_parsers as interop_parsers
+    interop_parsers(sub, p.error)
     return p
 
 
@@ -408,6 +404,11 @@ def _run_audit(args) -> int:
     return run(args)
 
 
+def _run_interop(args) -> int:
+    from .cli_interop import COMMANDS
+    return COMMANDS[args.command](args)
+
+
 def _run_training(args) -> int:
     from .cli_training import run
     return run(args)
@@ -440,7 +441,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return {"epsilon": lambda a: _query(a, True), "delta": lambda a: _query(a, False),
                     "curve": _run_curve, "calibrate": _run_calibrate, "risk": _run_risk,
                     "report": _run_report, "audit": _run_audit,
-                    "from-training": _run_training}[args.command](args)
+                    "from-training": _run_training, "import": _run_interop,
+                    "export": _run_interop}[args.command](args)
         if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
             _parser().print_help()
             return 0

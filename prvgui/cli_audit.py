@@ -5,6 +5,8 @@ it could show. Registered by cli.py (``add_parser``, ``run``).
 """
 from __future__ import annotations
 
+from .cli_args import number as _number
+
 import json
 import math
 
@@ -13,9 +15,6 @@ def _fmt(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.6g}"
 
 
-def _number(text: str) -> float | str:
-    from .cli import _number as number
-    return number(text)
 
 
 def _whole(text: str) -> int | float | str:

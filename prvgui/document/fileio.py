@@ -59,7 +59,8 @@ def _float_or_text(text: str) -> float | str:
     return v if math.isfinite(v) else text
 
 
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+def no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (json.loads' object_pairs_hook)."""
     out: dict = {}
     for k, v in pairs:
         if k in out:
@@ -78,7 +79,7 @@ def loads_composition(text: str) -> Composition:
     if len(text) > MAX_BYTES:
         raise FileFormatError(f"file is larger than {MAX_BYTES} bytes")
     try:
-        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates,
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=no_duplicates,
                           parse_float=_float_or_text)
     except FileFormatError:
         raise

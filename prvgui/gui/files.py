@@ -106,6 +106,10 @@ class FileController(QObject):
             return self.save()
         return answer == "discard"
 
+    def install_untitled(self, new: Document) -> None:
+        """Show ``new`` as an untitled document, as File ▸ Open does for a file (File ▸ Import)."""
+        self._install(new, None, None)
+
     def _install(self, new: Document, path: Path | None, example: str | None) -> None:
         self.doc.reset(list(new.rows), new.neighbouring, new.targets, new.group_size, new.tuning)
         self.stack.clear()

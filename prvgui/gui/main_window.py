@@ -26,6 +26,7 @@ from .compute_view import ComputeView
 from .dpsgd_helper import HELPER_KINDS, DpSgdDialog, apply_helper, initial_for_row
 from .editor import CompositionEditor
 from .files import FileController, settings
+from .import_dialog import import_composition
 from .plots import TABS, StepsTab
 from .report_export import ReportExport
 from .results_panel import ResultsPanel
@@ -152,6 +153,7 @@ class MainWindow(QMainWindow):
         f.addAction("&Open…", QKeySequence.StandardKey.Open, lambda: self.files.open())
         self.files.fill_recent_menu(f.addMenu("Open &Recent"))
         self.files.fill_examples_menu(f.addMenu("&Examples"))
+        self.import_action = f.addAction("&Import…", lambda: import_composition(self.files, self))
         f.addSeparator()
         f.addAction("&Save", QKeySequence.StandardKey.Save, self.files.save)
         f.addAction("Save &As…", QKeySequence.StandardKey.SaveAs, lambda: self.files.save_as())
