@@ -199,3 +199,14 @@ def test_hostile_queries():
     with pytest.raises(ValueError):
         tuned_epsilon(["not a row"], "add_remove", 1e-5, Tuning("poisson", 2))
     assert Tuning("fixed", 3.0).mean == 3 and isinstance(Tuning("fixed", np.int64(3)).mean, int)
+
+
+def test_fixed_runs_of_pure_dp_never_exceed_basic_composition():
+    """k runs of an eps-DP mechanism: the best of them is k eps-DP (basic composition); the
+    certified answer is never above that (the closed form's rounding widening included)."""
+    from prvgui.accounting.kinds.pure_dp import PureDP
+    from prvgui.accounting.mechanisms import Row
+    from prvgui.accounting.queries.selection import Tuning, tuned_epsilon
+    for k in (2, 5, 40):
+        got = tuned_epsilon([Row(PureDP(1.0), 1)], None, 1e-6, Tuning("fixed", k))
+        assert got.epsilon <= k * 1.0
