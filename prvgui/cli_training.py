@@ -24,12 +24,14 @@ def add_parser(sub, error, number) -> None:
 
 
 def _read(path: str) -> object:
+    """The configuration's JSON (untrusted: a syntax error with its line and column, NaN, duplicate
+    keys and deep nesting refused, each named)."""
     from .document.fileio import read_text
-    text = read_text(path)
+    from .document.interop import parse_json
     try:
-        return json.loads(text)
+        return parse_json(read_text(path))
     except ValueError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def run(args) -> int:

@@ -280,3 +280,14 @@ def test_from_training_refusals(tmp_path, capsys, cfg, code, words):
     assert main(["from-training", str(f)]) == code
     captured = capsys.readouterr()
     assert words in captured.out + captured.err
+
+
+@pytest.mark.parametrize("text, words", [("[" * 100000 + "]" * 100000, "nested too deeply"),
+                                         ('{"framework": "opacus", "framework": "plain"}', "duplicate key"),
+                                         ('{"framework": "opacus", "dataset_size": NaN}', "NaN is not allowed"),
+                                         ('{"framework": \n "opacus",, }', "line 2, column")])
+def test_from_training_hostile_json(tmp_path, capsys, text, words):
+    f = tmp_path / "cfg.json"
+    f.write_text(text)
+    assert main(["from-training", str(f)]) == 2
+    assert words in capsys.readouterr().err
