@@ -7,7 +7,8 @@ changes nothing in the process (the ``prvgui`` command tunes its own, prvgui/tun
 
 __version__ = "0.1.0"
 
-_API = ("AccuracyWarning", "Answer", "Bounds", "Composition", "accountant", "delta", "epsilon", "load", "save")
+_API = ("AccuracyWarning", "Answer", "Bounds", "Composition", "accountant", "audit", "delta", "epsilon",
+        "from_training", "load", "risk", "save", "statement")
 __all__ = ["__version__", *_API]
 
 

@@ -29,8 +29,8 @@ from .accounting.core.values import Bounds
 from .document import fileio
 from .document.composition import Composition
 
-__all__ = ["AccuracyWarning", "Answer", "Bounds", "Composition", "accountant", "delta", "epsilon", "load",
-           "save"]
+__all__ = ["AccuracyWarning", "Answer", "Bounds", "Composition", "accountant", "audit", "delta", "epsilon",
+           "from_training", "load", "risk", "save", "statement"]
 
 
 class AccuracyWarning(UserWarning):
@@ -209,3 +209,39 @@ def delta(comp: Composition | dict, epsilon: float, eps_error: float | None = No
     a = query(comp, False, check_epsilon(epsilon), eps_error)
     _warn_all(a)
     return a
+
+
+def risk(comp: Composition | dict, fprs=None, priors=None, baselines=None, eps_error: float | None = None):
+    """What the guarantee means for an attacker (``accounting.queries.risk.Risk``): the best
+    membership-inference attack's TPR at each FPR and its advantage, the Bayes risk at each prior,
+    reconstruction success at each baseline, and the certified mu-GDP (``.gdp``: mu, regret) --
+    what ``prvgui risk FILE --json`` prints (``as_dict``)."""
+    from .accounting.queries import risk as _risk
+    comp = _composition(comp)
+    err = comp.targets.eps_error if eps_error is None else eps_error
+    return _risk.risk(comp.engine_rows(), fprs or _risk.DEFAULT_FPRS, comp.relation, err,
+                      priors=priors or _risk.DEFAULT_PRIORS, baselines=baselines or _risk.DEFAULT_BASELINES)
+
+
+def audit(canaries: int, guesses: int, correct: int, delta: float = 0.0, confidence: float = 0.95):
+    """The epsilon a one-run audit proves (``accounting.queries.audit.AuditResult``: one-run bound,
+    f-DP refinement; ``as_dict`` is ``prvgui audit --json``)."""
+    from .accounting.queries.audit import audit as _audit
+    return _audit(canaries, guesses, correct, delta, confidence)
+
+
+def statement(comp: Composition | dict, delta: float | None = None, eps_error: float | None = None):
+    """The structured privacy statement of a composition (``report.statement.Statement``: fields
+    and flags; ``as_text``, ``as_markdown``, ``as_dict``), as the report and Edit > Copy give it."""
+    from .engine.view_model import compute
+    from .report.model import request_for
+    from .report.statement import statement as _statement
+    comp = _composition(comp)
+    return _statement(compute(request_for(comp, delta, eps_error)), comp)
+
+
+def from_training(config: dict):
+    """A training configuration's rows, conversions and pitfalls (``document.training.Translation``;
+    ``as_dict`` is ``prvgui from-training --json``)."""
+    from .document.training import translate
+    return translate(config)

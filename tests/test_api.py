@@ -93,3 +93,21 @@ def test_the_cli_json_is_the_api_answer(tmp_path, capsys):
     assert main(["epsilon", str(path), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(json.dumps(prvgui.epsilon(prvgui.load(path)).as_dict()))
+
+
+def test_the_api_gives_the_meaning_of_the_guarantee():
+    """risk (mu-GDP, Bayes risk, reconstruction), audit, statement and from_training from Python,
+    each what the command line prints."""
+    import math
+    from scipy.stats import norm
+    comp = {"targets": {"delta": 1e-6}, "mechanisms": [{"kind": "gaussian", "sigma": 2.0, "count": 4}]}
+    r = prvgui.risk(comp, priors=(0.5,), baselines=(0.01,))
+    assert r.gdp.mu == 1.0 and r.gdp.exact
+    assert r.bayes[0].risk.lower <= norm.cdf(-0.5) <= r.bayes[0].risk.upper + 1e-12
+    a = prvgui.audit(1000, 100, 90)
+    assert a.delta == 0 and 0 < a.one_run < math.inf
+    s = prvgui.statement(comp)
+    assert dict(s.fields)["Beside ε"].startswith("ρ = 0.5")
+    t = prvgui.from_training({"framework": "opacus", "dataset_size": 1000, "batch_size": 10, "epochs": 1,
+                              "noise_multiplier": 1.0})
+    assert t.composition.rows[0].params["sampling_rate"] == 0.01
