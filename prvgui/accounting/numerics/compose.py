@@ -189,6 +189,12 @@ def power(spec: np.ndarray, k: int, progress: Callable[[float], None] | None = N
     Works through POWER_CHUNK coefficients at a time (the same values as in one go),
     reporting the fraction done to ``progress`` and checking ``cancel`` between chunks; the
     temporaries are a chunk's, so the peak is the output's 16 bytes per coefficient."""
+    if k == 1 and spec.dtype == np.complex128:  # (the first power is the spectrum itself)
+        keep = np.flatnonzero(np.abs(spec) > math.exp(-700.0))
+        band = int(keep[-1]) + 1 if keep.size else 1
+        if progress is not None:
+            progress(1.0)
+        return spec[:band].copy()
     out = np.zeros(spec.size, dtype=complex)
     band = 1
     for lo in range(0, spec.size, POWER_CHUNK):

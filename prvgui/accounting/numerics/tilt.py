@@ -90,8 +90,12 @@ def choose_lambda_for_delta(rows: Sequence[tuple[DiscretePRV, int]], delta: floa
     if not blocks or not 0 < delta < 1:
         return None
     c = -math.log(delta)
-    vals = [(log_mgf(blocks, lam) + c) / lam for lam in _GRID]
-    return float(_GRID[int(np.argmin(vals))])
+    total = np.zeros(_GRID.size)
+    for (logp, centres, _), k in blocks:  # log_mgf at every lambda of the grid at once
+        e = logp[None, :] + _GRID[:, None] * centres[None, :]
+        m = e.max(axis=1)
+        total += k * (m + np.log(np.exp(e - m[:, None]).sum(axis=1)))
+    return float(_GRID[int(np.argmin((total + c) / _GRID))])
 
 
 def _cells(d: DiscretePRV) -> tuple[np.ndarray, np.ndarray, float]:

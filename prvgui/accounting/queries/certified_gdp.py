@@ -249,13 +249,13 @@ def gdp_fit(acc: Accountant, level: float = LEVEL) -> GdpFit:
             mu *= 1.001
         e1 = _tail_ok(mu, rho) if mu < MU_MAX else None
         if e1 is None:
-            return GdpFit(math.inf, None, resolved, False, "zcdp", "no mu below 10^4 can be certified",
+            return GdpFit(math.inf, None, resolved, False, "gaussian tail", "no mu below 10^4 can be certified",
                           bounds.floor)
         if e1 <= top:
             break
         top = e1 * 1.01
     where = eps[k + 1] if mu <= mu_grid * (1 + 1e-9) else math.inf
-    return _answer(acc, mu, resolved, "zcdp", where, level, bounds.floor)
+    return _answer(acc, mu, resolved, "gaussian tail", where, level, bounds.floor)
 
 
 def _up(x: float, digits: int = 4) -> str:

@@ -59,7 +59,7 @@ def test_subsampled_gaussian_is_the_unsampled_gaussians_mu(sigma, q):
     or above it; where delta >= 1e-10 far less suffices (resolved_mu)."""
     f = fit([Row(SubsampledGaussian(sigma, q), 1)])
     assert 1 / sigma <= f.mu <= 1.001 / sigma
-    assert f.tail == "zcdp" and f.resolved_mu < f.mu
+    assert f.tail == "gaussian tail" and f.resolved_mu < f.mu
     if q <= 0.1:
         assert f.regret > 0.01 and "poorly" in f.note
 
