@@ -12,6 +12,9 @@
     prvgui from-training CONFIG [--json] [--out COMP.json] [--epsilon]
     prvgui import FILE --from dpevent|opacus|jax_privacy [--out COMP.json] [--json]
     prvgui export FILE --to dp_accounting|opacus|prv_accountant [--out SCRIPT.py]
+    prvgui workload CSV [--delta D] [--neighbouring add_remove|replace_one] [--out COMP.json] [--json]
+    prvgui workload CSV --split-rho R | --split-epsilon E [--weights W,...] --out COMP.json
+    prvgui sweep FILE --vary ROW.PARAM=START:STOP:NUM[:log] ... --out RESULTS.csv|.parquet [--scheduler ADDR]
     prvgui --screenshot OUT.png [FILE]
     prvgui --version
 
@@ -36,7 +39,7 @@ from . import __version__
 from .cli_args import number as _number
 
 SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk", "report", "audit", "from-training", "import",
-               "export")
+               "export", "workload", "sweep")
 
 
 class UsageError(Exception):
@@ -148,6 +151,10 @@ def _parser() -> _Parser:
     training_parser(sub, p.error, _number)
     from .cli_interop import add_parsers as interop_parsers
     interop_parsers(sub, p.error)
+    from .cli_workload import add_parser as workload_parser
+    workload_parser(sub, p.error)
+    from .cli_sweep import add_parser as sweep_parser
+    sweep_parser(sub, p.error)
     return p
 
 
@@ -409,6 +416,16 @@ def _run_interop(args) -> int:
     return COMMANDS[args.command](args)
 
 
+def _run_workload(args) -> int:
+    from .cli_workload import run
+    return run(args)
+
+
+def _run_sweep(args) -> int:
+    from .cli_sweep import run
+    return run(args)
+
+
 def _run_training(args) -> int:
     from .cli_training import run
     return run(args)
@@ -442,7 +459,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "curve": _run_curve, "calibrate": _run_calibrate, "risk": _run_risk,
                     "report": _run_report, "audit": _run_audit,
                     "from-training": _run_training, "import": _run_interop,
-                    "export": _run_interop}[args.command](args)
+                    "export": _run_interop, "workload": _run_workload,
+                    "sweep": _run_sweep}[args.command](args)
         if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
             _parser().print_help()
             return 0

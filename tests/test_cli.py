@@ -291,3 +291,18 @@ def test_from_training_hostile_json(tmp_path, capsys, text, words):
     f.write_text(text)
     assert main(["from-training", str(f)]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_sweep_and_workload_are_wired(tmp_path, capsys):
+    """prvgui sweep and prvgui workload through main(): a two-point sweep equals single queries."""
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 2.0, "count": 4}])
+    out = tmp_path / "s.csv"
+    assert main(["sweep", f, "--vary", "1.sigma=1:2:2", "--out", str(out), "--workers", "1"]) == 0
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert [float(r["1.sigma"]) for r in rows] == [1.0, 2.0]
+    assert float(rows[1]["upper"]) == pytest.approx(ref.gaussian_epsilon(1.0, 1e-5), rel=0.01)
+    w = tmp_path / "w.csv"
+    w.write_text("label,kind,count,sigma\na,gaussian,1,2\nb,gaussian,1,4\n")
+    assert main(["workload", str(w), "--json"]) == 0
+    assert main(["sweep", f, "--vary", "3.sigma=1:2:2", "--out", str(out)]) == 2
+    assert "--vary" in capsys.readouterr().err

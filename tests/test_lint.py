@@ -19,5 +19,5 @@ def test_ruff_finds_nothing():
 
 
 def test_mypy_finds_nothing_in_the_layers_without_qt():
-    r = _run(sys.executable, "-m", "mypy", "prvgui/accounting", "prvgui/document", "prvgui/engine")
+    r = _run(sys.executable, "-m", "mypy", "prvgui/accounting", "prvgui/document", "prvgui/engine", "prvgui/sweep")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -27,6 +27,7 @@ from .dpsgd_helper import HELPER_KINDS, DpSgdDialog, apply_helper, initial_for_r
 from .editor import CompositionEditor
 from .files import FileController, settings
 from .import_dialog import import_composition
+from .workload_panel import SharesView, below, import_workload
 from .plots import TABS, StepsTab
 from .report_export import ReportExport
 from .results_panel import ResultsPanel
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
         self.files = FileController(self, self.doc, self.stack, persist)
         self.files.check_inputs = self.targets.error
         self.budget = BudgetView(self.doc)
+        self.shares = SharesView(self.doc)  # (the Budget tab, under the budget)
         self.risk = RiskPanel()
         self.audit = AuditPanel()
         self._build_layout()
@@ -142,8 +144,11 @@ class MainWindow(QMainWindow):
         self.tabs.setTabToolTip(self.tabs.addTab(self.risk_tab, "Risk && noise"), self.risk.tip)
         self.audit_tab = scrolling(self.audit)
         self.tabs.setTabToolTip(self.tabs.addTab(self.audit_tab, "Audit"), self.audit.tip)
-        self.budget_tab = scrolling(self.budget)
+        self.budget_tab = scrolling(below(self.budget, self.shares))
         self.tabs.setTabToolTip(self.tabs.addTab(self.budget_tab, "Budget"), BUDGET_TAB_TIP)
+        from .sweep_tab import SweepTab  # (Dask, if installed, is imported only when a sweep runs)
+        self.sweep = SweepTab(self.doc)
+        self.tabs.setTabToolTip(self.tabs.addTab(self.sweep, "Sweep"), self.sweep.tip)
         self.resize(1280, 800)
 
     def _build_menus(self) -> None:
@@ -154,6 +159,8 @@ class MainWindow(QMainWindow):
         self.files.fill_recent_menu(f.addMenu("Open &Recent"))
         self.files.fill_examples_menu(f.addMenu("&Examples"))
         self.import_action = f.addAction("&Import…", lambda: import_composition(self.files, self))
+        self.import_workload_action = f.addAction("Import &workload (CSV)…", lambda: import_workload(
+            self.files, self.shares, self, show=self.show_budget))
         f.addSeparator()
         f.addAction("&Save", QKeySequence.StandardKey.Save, self.files.save)
         f.addAction("Save &As…", QKeySequence.StandardKey.SaveAs, lambda: self.files.save_as())
@@ -438,7 +445,9 @@ class MainWindow(QMainWindow):
         for dialog in self.findChildren(CalibrateDialog) + self.findChildren(DpSgdDialog):
             dialog.shutdown()
         self.budget.shutdown()
+        self.shares.shutdown()
         self.report_export.shutdown()
+        self.sweep.shutdown()
         self.computing.stop()
 
     def closeEvent(self, event: QCloseEvent) -> None:

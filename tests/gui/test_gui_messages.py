@@ -166,7 +166,7 @@ def test_every_kind_tab_add_item_and_accountant_has_a_one_sentence_tooltip(qtbot
         params = model.data(model.index(r, COL_PARAMS), Qt.ItemDataRole.ToolTipRole)
         assert params.startswith(model.data(model.index(r, COL_PARAMS)))  # the whole text, not elided
     tabs = window.tabs
-    assert tabs.count() == 7  # four plots, Risk & noise, Audit, Budget
+    assert tabs.count() == 8  # four plots, Risk & noise, Audit, Budget, Sweep
     for i in range(tabs.count()):
         assert _sentence(tabs.tabToolTip(i)), tabs.tabText(i)
     table = window.results.table
