@@ -90,3 +90,31 @@ def test_never_below_what_the_curve_itself_demands(rows):
     demanded = np.max(norm.isf(alpha[ok]) + norm.isf(upper[ok])) if ok.any() else 0.0
     assert f.mu >= demanded - 1e-9
     assert f.resolved_mu is None or f.resolved_mu <= f.mu * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("kind, params, relation, group", [
+    ("subsampled_gaussian", {"sigma": 0.9, "sampling_rate": 0.3}, "add_remove", 1),
+    ("subsampled_gaussian", {"sigma": 0.9, "sampling_rate": 0.3}, "replace_one", 1),
+    ("subsampled_gaussian", {"sigma": 1.5, "sampling_rate": 0.05}, "add_remove", 3),
+    ("subsampled_gaussian", {"sigma": 1.2, "sampling_rate": 0.1, "sampling": "fixed_size"}, "replace_one", 1),
+    ("discrete_gaussian", {"sigma": 2.0}, "add_remove", 1),
+    ("shuffled_gaussian", {"sigma": 1.0, "batches_per_epoch": 10}, "add_remove", 1),
+    ("truncated_poisson", {"dataset_size": 50, "sampling_rate": 0.2, "max_batch": 8, "sigma": 1.0}, "add_remove", 1),
+    ("zcdp", {"rho": 0.3}, "add_remove", 1)])
+def test_tail_rho_is_never_beaten_by_the_kinds_own_renyi_curve(kind, params, relation, group):
+    """Mechanism.tail_rho claims D_alpha <= rho alpha at every order; each kind's RDP curve (an
+    upper bound on the truth, computed independently) must then stay below rho alpha wherever it
+    is finite and tight enough to say so: a tail_rho below the true divergence would show here."""
+    from prvgui.accounting.core.values import Relation
+    from prvgui.accounting.mechanisms import mechanism_from_params
+    from prvgui.accounting.pairs.rdp import ORDERS
+    mech = mechanism_from_params(kind, params).under(Relation(relation, group))
+    rho = mech.tail_rho()
+    assert rho is not None and rho > 0
+    rdp = mech.rdp(ORDERS)
+    # the RDP curve may be looser than rho alpha (then nothing is learned); where it is tighter
+    # than the truth can be, it must be consistent: its value at the largest orders is close to
+    # the divergence's, which rho alpha must dominate
+    big = ORDERS >= 64
+    finite = np.isfinite(rdp) & big
+    assert np.all(rdp[finite] <= rho * ORDERS[finite] * (1 + 1e-9) + 1e-12)
