@@ -2,7 +2,6 @@
 options with the option's name, keeps the chunks on Ctrl-C (exit 130), and prints its progress."""
 import argparse
 import io
-import json
 
 import pytest
 
@@ -10,19 +9,12 @@ from prvgui.cli_sweep import ProgressLine, add_parser, run
 from prvgui.sweep import run as sweep_run
 from prvgui.sweep.journal import read_results
 
-COMP = {"format": "prvgui.composition", "version": 2,
-        "targets": {"delta": 1e-5, "epsilon": 1.0, "eps_error": 0.01},
-        "mechanisms": [{"kind": "gaussian", "sigma": 2.0, "count": 10, "label": "queries"},
-                       {"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.01, "count": 1000,
-                        "label": "training"}]}
-VARY = ["1.sigma=1:3:3", "training.count=100:1000:4:log"]  # 12 points
+from sweep_case import VARY, write_comp  # noqa: E402
 
 
 @pytest.fixture
 def comp_file(tmp_path):
-    p = tmp_path / "comp.json"
-    p.write_text(json.dumps(COMP))
-    return str(p)
+    return write_comp(tmp_path)
 
 
 def parse(argv):

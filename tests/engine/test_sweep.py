@@ -19,19 +19,12 @@ from prvgui.sweep.journal import PlanMismatch, out_format
 from prvgui.sweep.plan import MAX_POINTS, Axis, make_plan, parse_axis
 from prvgui.sweep.run import compute_chunk, point_result, run_sweep
 
-COMP = {"format": "prvgui.composition", "version": 2,
-        "targets": {"delta": 1e-5, "epsilon": 1.0, "eps_error": 0.01},
-        "mechanisms": [{"kind": "gaussian", "sigma": 2.0, "count": 10, "label": "queries"},
-                       {"kind": "subsampled_gaussian", "sigma": 1.0, "sampling_rate": 0.01, "count": 1000,
-                        "label": "training"}]}
-VARY = ["1.sigma=1:3:3", "training.count=100:1000:4:log"]  # 12 points
+from sweep_case import COMP, VARY, write_comp  # noqa: E402
 
 
 @pytest.fixture
 def comp_file(tmp_path):
-    p = tmp_path / "comp.json"
-    p.write_text(json.dumps(COMP))
-    return str(p)
+    return write_comp(tmp_path)
 
 
 def plan_of(path, vary=VARY, delta=1e-5, err=0.01):
