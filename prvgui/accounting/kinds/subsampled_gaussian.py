@@ -30,8 +30,8 @@ from scipy.special import ndtr
 from ..pairs import rdp as _rdp
 from ..pairs.mixture import S_MAX
 from ..pairs.prv import PRV, TRIVIAL, Continuous
-from ..pairs.subsampling import (blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix,
-                           refined_breaks)
+from ..pairs.subsampling import (REFINED_PANELS, blind_subsample, kl_integrand, kl_pair, l0_of_t,
+                                 log_mix, refined_breaks)
 from .base import (NOISELESS, fixed_size_error, SampledBatches, SAMPLING, SAMPLING_RATE, Mechanism, Param,
                    Relation, Search, param)
 from .gaussian import gaussian_prv
@@ -84,7 +84,8 @@ def subsampled_gaussian_prv(s: float, q: float, order: str) -> PRV:
                 v = q * ndtr((1.0 - x) / s) + (1.0 - q) * ndtr(-x / s)
             return np.where(t <= cut, 1.0, v)
 
-        mean, err = kl_pair(integrand("psi"), refined_breaks(zlo, zhi, [0.0, 1.0 / s, zkink], s))
+        mean, err = kl_pair(integrand("psi"), refined_breaks(zlo, zhi, [0.0, 1.0 / s, zkink], s),
+                            REFINED_PANELS)
         centre = float(log_mix(q, np.array([0.5 / s2]))[0])
         cont = Continuous(cut, math.inf, 1.0, cdf, sf, centre)
     else:
@@ -100,7 +101,8 @@ def subsampled_gaussian_prv(s: float, q: float, order: str) -> PRV:
                 v = ndtr(x_of(-t) / s)
             return np.where(t >= -cut, 0.0, v)
 
-        mean, err = kl_pair(integrand("phi"), refined_breaks(zlo, zhi, [0.0, 1.0 / s, zkink], s))
+        mean, err = kl_pair(integrand("phi"), refined_breaks(zlo, zhi, [0.0, 1.0 / s, zkink], s),
+                            REFINED_PANELS)
         centre = -float(log_mix(q, np.array([-0.5 / s2]))[0])
         cont = Continuous(-math.inf, -cut, 1.0, cdf, sf, centre)
     return PRV((), 0.0, cont, mean, err)

@@ -307,11 +307,23 @@ def inf_mass_of(rows: list[tuple[DiscretePRV, int]]) -> float:
     return -math.expm1(log_fin)
 
 
+def prepared_row(d: DiscretePRV, kept: dict[int, PreparedRow] | None) -> PreparedRow:
+    """PreparedRow(d), taken from (and added to) ``kept`` when given."""
+    if kept is None:
+        return PreparedRow(d)
+    got = kept.get(id(d))
+    if got is None or got.d is not d:
+        got = kept[id(d)] = PreparedRow(d)
+    return got
+
+
 def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
             cancel: Callable[[], bool] | None = None,
             progress: Callable[[float], None] | None = None,
-            n_max: int = N_MAX, agg_max: float = 0.0, extended: bool = False) -> Composed:
-    """Distribution of the sum of ``k`` copies of each discrete row, on a window."""
+            n_max: int = N_MAX, agg_max: float = 0.0, extended: bool = False,
+            prepared: dict[int, PreparedRow] | None = None) -> Composed:
+    """Distribution of the sum of ``k`` copies of each discrete row, on a window. ``prepared``:
+    the rows' window.PreparedRow by id(row), kept by a caller that asks again (tree.py)."""
     rows = [(d, k) for d, k in rows if k > 0]
     if not rows:
         raise ValueError("compose needs at least one row with count > 0")
@@ -319,9 +331,9 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     inf_mass = inf_mass_of(rows)
     if inf_mass >= 1.0:
         return Composed(np.zeros(1), 0, h, 0.0, 1.0, 0.0, 0.0, 0.0, {"window": 0.0})
-    prepared = [(PreparedRow(d), k) for d, k in rows]
+    prep = [(prepared_row(d, prepared), k) for d, k in rows]
     offset = math.fsum(k * d.shift for d, k in rows)
-    lo, hi, win_err = choose_window(prepared, window_mass)
+    lo, hi, win_err = choose_window(prep, window_mass)
     n_lo = math.floor((lo - offset) / h) - 1
     n_hi = math.ceil((hi - offset) / h) + 1
     n = fft_len(n_hi - n_lo + 1, h, agg_max)

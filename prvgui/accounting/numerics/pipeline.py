@@ -147,6 +147,7 @@ def certify(composed: Composed, parts: list[tuple[DiscretePRV, int]], plan: Plan
               **terms, "coarse_cells": plan.coarse[1],
               "tiers": [r for _, r in plan.tiers], "window": composed.parts.get("window", 0.0),
               "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
+              "groups": composed.parts.get("groups", 0), "group_err": composed.parts.get("group_err", 0.0),
               "fp_rel": composed.err_rel, "mass_rel": sum(k * d.mass_rel for d, k in parts),
               "total_rel": prof.err_rel, "total_abs": prof.err_abs,
               **{k: v for k, v in composed.parts.items() if k.startswith("tilt_")}}

@@ -32,8 +32,9 @@ from .window import PreparedRow
 MAX_BYTES = 128 * 2 ** 20
 #: one discretisation larger than this share of MAX_BYTES is not kept
 MAX_SHARE = 0.25
-#: the PRVs kept (small objects; their cdfs close over the mechanism's parameters)
-MAX_PRVS = 512
+#: the PRVs kept (small objects, a few hundred bytes: their cdfs close over the mechanism's
+#: parameters); enough for both orders of a schedule of thousands of distinct rows
+MAX_PRVS = 1 << 15
 
 _lock = threading.Lock()
 _prvs: OrderedDict = OrderedDict()

@@ -43,8 +43,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .compose import Composed, compose
+from .compose import Composed
 from .discretize import DiscretePRV
+from .tree import compose_many
 from .window import cgf_blocks
 
 _U = 2.0 ** -53
@@ -79,23 +80,65 @@ def log_mgf(blocks: Sequence[tuple[tuple, int]], lam: float) -> float:
     return total
 
 
-#: the lambdas choose_lambda_for_delta compares (ratio ~1.1 between neighbours)
-_GRID = np.geomspace(1e-4, LAMBDA_MAX, 200)
+#: the blocks a row is summarised by when choosing Chernoff's lambda (it only steers), and the
+#: bisection's steps in log lambda (LAMBDA_MIN..LAMBDA_MAX to a factor 1 + 2e-8)
+STEER_BLOCKS, STEER_STEPS = 256, 30
+
+
+def _stacked(rows: Sequence[tuple[DiscretePRV, int]]):
+    """Every row's block summary in one array (log masses, values, count per block) and the
+    first block of each row, so that one pass evaluates the whole composition."""
+    parts = [(cgf_blocks(d, STEER_BLOCKS), k) for d, k in rows if k > 0 and d.pmf.any()]
+    if not parts:
+        return None
+    logp = np.concatenate([b[0] for b, _ in parts])
+    y = np.concatenate([b[1] for b, _ in parts])
+    sizes = np.array([b[0].size for b, _ in parts])
+    k = np.array([float(k) for _, k in parts])
+    return logp, y, np.concatenate([[0], np.cumsum(sizes)[:-1]]), k
+
+
+def _cgf_and_mean(stacked, lam: float) -> tuple[float, float]:
+    """(log E[e^{lam S}], the mean of S tilted by lam) from the stacked block summaries."""
+    logp, y, first, k = stacked
+    e = logp + lam * y
+    top = np.maximum.reduceat(e, first)
+    w = np.exp(e - np.repeat(top, np.diff(np.append(first, e.size))))
+    s = np.add.reduceat(w, first)
+    m1 = np.add.reduceat(w * y, first)
+    return float(np.dot(k, top + np.log(s))), float(np.dot(k, m1 / s))
 
 
 def choose_lambda_for_delta(rows: Sequence[tuple[DiscretePRV, int]], delta: float) -> float | None:
-    """Chernoff's lambda for ``delta``: the one minimising (log E[e^{lam S}] + log(1 / delta)) /
-    lam, whose tilted mean is Chernoff's bound on epsilon(delta), a little above the truth."""
-    blocks = [(cgf_blocks(d), k) for d, k in rows if k > 0]
-    if not blocks or not 0 < delta < 1:
+    """Chernoff's lambda for ``delta``: the one minimising g(lam) = (log E[e^{lam S}] + log(1 /
+    delta)) / lam, whose tilted mean is Chernoff's bound on epsilon(delta), a little above the
+    truth. With f = log E[e^{lam S}] (convex, f(0) = 0), g' has the sign of lam f' - f -
+    log(1 / delta), which rises with lam (its derivative is lam f''): bisection in log lam on
+    that sign, over the rows' block summaries stacked into one array (one pass per step, for
+    any number of rows)."""
+    stacked = _stacked(rows)
+    if stacked is None or not 0 < delta < 1:
         return None
     c = -math.log(delta)
-    total = np.zeros(_GRID.size)
-    for (logp, centres, _), k in blocks:  # log_mgf at every lambda of the grid at once
-        e = logp[None, :] + _GRID[:, None] * centres[None, :]
-        m = e.max(axis=1)
-        total += k * (m + np.log(np.exp(e - m[:, None]).sum(axis=1)))
-    return float(_GRID[int(np.argmin((total + c) / _GRID))])
+
+    def rising(u: float) -> bool:
+        lam = math.exp(u)
+        f, mean = _cgf_and_mean(stacked, lam)
+        return lam * mean - f - c > 0
+
+    lo, hi = math.log(_LAM_LO), math.log(LAMBDA_MAX)
+    if rising(lo):
+        return _LAM_LO
+    if not rising(hi):
+        return LAMBDA_MAX
+    for _ in range(STEER_STEPS):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if rising(mid) else (mid, hi)
+    return math.exp(0.5 * (lo + hi))
+
+
+#: the smallest lambda choose_lambda_for_delta returns
+_LAM_LO = 1e-4
 
 
 def _cells(d: DiscretePRV) -> tuple[np.ndarray, np.ndarray, float]:
@@ -244,7 +287,7 @@ def compose_tilted(rows: Sequence[tuple[DiscretePRV, int]], target: tuple[str, f
     tilted, info = tilt_rows(rows, lam)
     # aggregation costs a factor e^{lam agg} (module docstring): keep it below 1 + AGG_REL
     kwargs["agg_max"] = min(kwargs.get("agg_max", 0.0), AGG_REL / lam)
-    return untilt(compose(tilted, tilted_window_mass(rows, lam, info["L"], window_mass), **kwargs), info)
+    return untilt(compose_many(tilted, tilted_window_mass(rows, lam, info["L"], window_mass), **kwargs), info)
 
 
 def tilted_window_mass(rows: Sequence[tuple[DiscretePRV, int]], lam: float, big_l: float,

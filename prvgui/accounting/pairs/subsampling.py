@@ -93,8 +93,14 @@ def refined_breaks(lo: float, hi: float, centres: list[float], width: float) -> 
     return sorted(pts)
 
 
-def kl_pair(f: Callable[[Array], Array], breaks: list[float]) -> tuple[float, float]:
-    val, err = integrate(f, sorted(breaks))
+#: panels per interval for a pair whose breaks are refined around every kink (refined_breaks):
+#: 16 against the rule's default 64 keep the estimate near 1e-17 for DP-SGD's pairs at a quarter
+#: of the cost (a schedule of a thousand distinct rows builds two thousand means)
+REFINED_PANELS = 16
+
+
+def kl_pair(f: Callable[[Array], Array], breaks: list[float], panels: int = 64) -> tuple[float, float]:
+    val, err = integrate(f, sorted(breaks), panels)
     return val, err + 1e-14 * abs(val)
 
 

@@ -36,7 +36,8 @@ from ..core.errors import Cancelled
 from ..core.validate import check_delta, check_eps_error, check_epsilon, number_text
 from ..core.values import ORDERS, Bounds, Relation, as_relation
 from ..mechanisms import Neighbouring, Row
-from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, compose, interruptible
+from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible
+from ..numerics.tree import compose_many
 from ..numerics.pipeline import certify, coarsened, discretize_rows, error_level, make_plan
 from ..numerics.pricing import CostModel
 from ..numerics.profile import CertifiedProfile
@@ -292,7 +293,7 @@ class Accountant:
                        n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
         composed = None if target is None else compose_tilted(discs, target, plan.e_w, **options)
         if composed is None:
-            composed = compose(discs, plan.e_w, **options)
+            composed = compose_many(discs, plan.e_w, **options)
         prof, budget = certify(composed, discs, plan)
         return _Side(prof, {"order": order, **budget, "long_double": extended})
 

@@ -65,7 +65,7 @@ def test_a_grid_beyond_the_cap_is_named_in_the_reason():
 def test_the_estimate_composes_nothing(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("the estimate composed")
-    for mod, name in ((acc_mod, "compose"), (compose_mod, "_transform"), (compose_mod, "row_spectrum"),
+    for mod, name in ((acc_mod, "compose_many"), (compose_mod, "_transform"), (compose_mod, "row_spectrum"),
                       (compose_mod, "finish"), (sweep_mod, "_order_sweep_at"), (acc_mod, "discretize_rows")):
         monkeypatch.setattr(mod, name, forbidden)
     acc = Accountant(dpsgd(), 1e-4)

@@ -1,0 +1,130 @@
+"""Many rows: compose them in groups, each group on its own short window, then the groups.
+
+compose.py transforms every row at the length of the whole composition's window, n points, so
+R distinct rows cost R transforms of length n, and n itself grows with R (a schedule of a
+thousand distinct DP-SGD steps: n near a million, R = 1000, 25 s). Here the rows are composed in
+groups of FAN_IN, each group by compose.compose on the window of that group alone (a few times
+a row's width, against n), and the groups' compositions become the rows of the next level,
+until few enough are left to compose on the whole window. The cost then grows with the rows'
+own widths, not with R times n.
+
+A group's composition r~ differs from the exact distribution r of its sum by a signed measure e
+(mass outside the group's window folded into it, the transforms' round-off); compose.compose
+bounds |sum_y e(y) w(y)| by its ``err_abs`` for every weight w of the two kinds the
+certificate uses, the tail indicators 1[y >= x] and (1 - e^{x - y})_+, and the relative
+change of every such sum by its ``err_rel``. Composing further with any measure s >= 0 gives
+the error e * s, and sum_y w(y) (e * s)(y) = sum_z s(z) sum_x e(x) w(x + z), where w(. + z) is
+again a weight of the same kind: so the error passes through every later convolution with a
+factor of at most the total mass of what it is convolved with (1, up to the other groups'
+relative errors, which the factor ``grow`` carries). Summing over the groups by telescoping,
+
+    |sum w (r~_1 * ... * r~_m - r_1 * ... * r_m)| <= grow * sum_g err_abs_g,
+
+and the relative errors multiply. The windows' masses: each group's window holds all but
+mass / (2 G) of its sum (G the number of groups in the whole tree), the top composition all
+but mass / 2, so the windows together cost at most ``mass``, as one window would. The tilted
+composition (tilt.py) composes tilted rows the same way: its error bound is of the same two
+kinds. The rows' discretisation errors are the leaves' (pipeline.certify sees the rows, not the
+groups).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Callable
+
+import numpy as np
+
+from .compose import Composed, compose, inf_mass_of, prepared_row
+from .discretize import DiscretePRV
+from .window import PreparedRow, choose_window
+
+#: rows per group; with fewer rows than TREE_MIN the rows are composed in one go
+FAN_IN, TREE_MIN = 4, 16
+#: grouping pays when the first level's windows, times this (the levels above cost about as
+#: much again), are shorter than the whole window: every row is then transformed on a shorter one
+TREE_COST = 3.0
+
+
+def _as_row(c: Composed) -> DiscretePRV:
+    """A group's composition as a row of the next level (its finite part and its mass at
+    +inf; no discretisation error of its own: that is the leaves')."""
+    pmf = c.pmf
+    nz = np.flatnonzero(pmf)
+    if nz.size:
+        pmf = pmf[int(nz[0]):int(nz[-1]) + 1]
+        start = c.n_start + int(nz[0])
+    else:
+        pmf, start = np.zeros(1), c.n_start
+    total = float(pmf.sum())
+    centre = int(round(float(np.dot(pmf, np.arange(pmf.size))) / total)) if total > 0 else 0
+    return DiscretePRV(pmf=pmf, start=start, h=c.h, shift=c.offset, inf_mass=c.inf_mass,
+                       tail_prob=0.0, bias=0.0, centre=centre)
+
+
+def _groups(rows: list[tuple[DiscretePRV, int]]) -> list[list[tuple[DiscretePRV, int]]]:
+    """Rows of similar width together (their group windows are then the narrowest)."""
+    order = sorted(range(len(rows)), key=lambda i: rows[i][0].pmf.size)
+    return [[rows[i] for i in order[j:j + FAN_IN]] for j in range(0, len(order), FAN_IN)]
+
+
+def _node_count(n_rows: int) -> int:
+    """How many groups the tree over ``n_rows`` rows composes (every level's, before the top)."""
+    total = 0
+    while n_rows >= TREE_MIN:
+        n_rows = -(-n_rows // FAN_IN)
+        total += n_rows
+    return total
+
+
+def pays(rows: list[tuple[DiscretePRV, int]], window_mass: float, kept: dict[int, PreparedRow]) -> bool:
+    """Whether grouping is worth it: enough rows, and the first level's windows (the mean over a
+    sample of groups) TREE_COST times shorter than the whole window. ``kept``: the rows'
+    PreparedRow by id."""
+    live = [(d, k) for d, k in rows if k > 0]
+    if len(live) < TREE_MIN:
+        return False
+    groups = _groups(live)
+    whole = choose_window([(prepared_row(d, kept), k) for d, k in live], window_mass)
+    sample = groups[::max(1, len(groups) // 8)]
+    widths = [choose_window([(prepared_row(d, kept), k) for d, k in g], window_mass)[:2] for g in sample]
+    mean = sum(hi - lo for lo, hi in widths) / len(widths)
+    return TREE_COST * mean <= whole[1] - whole[0]
+
+
+def compose_many(rows: list[tuple[DiscretePRV, int]], window_mass: float,
+                 cancel: Callable[[], bool] | None = None,
+                 progress: Callable[[float], None] | None = None, **kwargs) -> Composed:
+    """compose.compose of ``rows``, in groups when that pays (module docstring); the same
+    keyword arguments. The result's ``parts`` say how many groups were composed ("groups")."""
+    rows = [(d, k) for d, k in rows if k > 0]
+    kept: dict[int, PreparedRow] = {}
+    if not rows or not pays(rows, window_mass, kept):
+        return compose(rows, window_mass, cancel=cancel, progress=progress, **kwargs)
+    if inf_mass_of(rows) >= 1.0:
+        return compose(rows, window_mass, cancel=cancel, progress=progress, **kwargs)
+    nodes = _node_count(len(rows))
+    share = 0.5 * window_mass / nodes
+    group_kw = {**kwargs, "agg_max": 0.0}  # (a group is read cell by cell: it is a row again)
+    err_abs, log_rel, done, level = 0.0, 0.0, 0, rows
+    while len(level) >= TREE_MIN:
+        nxt = []
+        for g in _groups(level):
+            if len(g) == 1:
+                nxt.append(g[0])
+                continue
+            c = compose(g, share, cancel=cancel, prepared=kept, **group_kw)
+            err_abs += c.err_abs
+            log_rel += math.log1p(c.err_rel) if c.err_rel < 1 else math.inf
+            nxt.append((_as_row(c), 1))
+            done += 1
+            if progress is not None:
+                progress(0.8 * done / nodes)
+        level = nxt
+    top = compose(level, 0.5 * window_mass, cancel=cancel,
+                  progress=None if progress is None else (lambda f: progress(0.8 + 0.2 * f)), **kwargs)
+    grow = math.exp(log_rel)  # the other groups' total masses, at most
+    err = grow * err_abs
+    rel = math.expm1(math.log1p(top.err_rel) + log_rel) if top.err_rel < 1 else top.err_rel
+    parts = {**top.parts, "groups": nodes, "group_err": err}
+    return replace(top, err_abs=top.err_abs + err, err_rel=rel, parts=parts)

@@ -1,0 +1,99 @@
+"""Many distinct rows composed in groups (tree.py), against closed forms and the one-window
+composition: the certified bracket still holds the exact value, and the grouped and the flat
+compositions agree within their stated errors."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import references as ref
+from prvgui.accounting import (Accountant, Gaussian, Laplace, RandomizedResponse, Row,
+                               SubsampledGaussian)
+from prvgui.accounting.numerics import tree
+from prvgui.accounting.numerics.compose import compose
+from prvgui.accounting.numerics.discretize import discretize
+from prvgui.accounting.numerics.tilt import compose_tilted
+
+
+def _delta_tilde(c, eps):
+    """The composition's delta~(eps) of its finite part: sum over y > eps of p (1 - e^{eps - y})."""
+    y = c.values
+    sel = y > eps
+    return float(np.sum(c.pmf[sel] * -np.expm1(eps - y[sel])))
+
+
+def _rows(mechs, h, k_total):
+    return [(discretize(m.prv(), h, 1e-14 / k_total), k) for m, k in mechs]
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2 ** 31), n=st.integers(tree.TREE_MIN, 48))
+def test_grouped_and_flat_compositions_agree_within_their_errors(seed, n):
+    rng = np.random.default_rng(seed)
+    kinds = [lambda: SubsampledGaussian(float(rng.uniform(0.7, 2.0)), float(rng.uniform(0.001, 0.05))),
+             lambda: Laplace(float(rng.uniform(5.0, 40.0))),
+             lambda: RandomizedResponse(float(rng.uniform(0.01, 0.3))),
+             lambda: Gaussian(float(rng.uniform(3.0, 20.0)))]
+    mechs = [(kinds[int(rng.integers(4))](), int(rng.integers(1, 4))) for _ in range(n)]
+    k_total = sum(k for _, k in mechs)
+    h = 0.0088 * math.sqrt(2 / (k_total * 30))
+    rows = _rows(mechs, h, k_total)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tree, "TREE_COST", 0.0)  # grouped whether it pays or not
+        grouped = tree.compose_many(rows, 1e-14)
+    flat = compose(rows, 1e-14)
+    assert grouped.parts["groups"] == tree._node_count(n) and "groups" not in flat.parts
+    assert grouped.parts["group_err"] > 0
+    for eps in np.quantile(flat.values, [0.3, 0.6, 0.9, 0.99]):
+        a, b = _delta_tilde(grouped, eps), _delta_tilde(flat, eps)
+        tol = grouped.err_abs + flat.err_abs + (grouped.err_rel + flat.err_rel) * max(a, b)
+        assert abs(a - b) <= tol
+
+
+def test_a_tilted_schedule_is_grouped_and_agrees_with_one_window(monkeypatch):
+    """200 distinct DP-SGD steps tilted towards delta = 1e-10 (where the whole window is a few
+    times a group's): grouped, and delta~ deep in the tail agrees with the one-window
+    composition within both compositions' tilted errors e^{log_a - lam x} and relative ones."""
+    rng = np.random.default_rng(1)
+    mechs = [(SubsampledGaussian(float(s), float(q)), 1)
+             for s, q in zip(rng.uniform(0.8, 1.5, 200), rng.uniform(0.001, 0.01, 200))]
+    h = 0.0088 * math.sqrt(2 / (200 * 38))
+    rows = _rows(mechs, h, 200)
+    grouped = compose_tilted(rows, ("delta", 1e-10), 1e-17)
+    assert grouped.parts["groups"] == tree._node_count(200) == 63
+    monkeypatch.setattr(tree, "TREE_MIN", 10 ** 9)
+    flat = compose_tilted(rows, ("delta", 1e-10), 1e-17)
+    assert "groups" not in flat.parts
+    for eps in (2.0, 2.5, 3.0, 3.5):
+        a, b = _delta_tilde(grouped, eps), _delta_tilde(flat, eps)
+        assert 1e-14 < b < 1e-6  # (deep in the tail: below float64's floor without tilting)
+        extra = sum(math.exp(c.tilt_log_a - c.tilt_lam * eps) for c in (grouped, flat))
+        assert abs(a - b) <= extra + (grouped.err_rel + flat.err_rel) * max(a, b)
+
+
+@pytest.mark.parametrize("delta", [1e-6, 1e-12, 1e-40])
+def test_distinct_gaussians_bracket_the_closed_form(delta):
+    """60 Gaussians of different noise, composed numerically (closed forms off): mu-GDP with
+    mu = sqrt(sum 1 / sigma_i^2) must lie inside the bracket, which is at most 2 eps_error."""
+    sigmas = np.linspace(4.0, 12.0, 60)
+    acc = Accountant([Row(Gaussian(float(s)), 1) for s in sigmas], 0.01, closed_forms=False)
+    b = acc.epsilon(delta)
+    assert max(part["groups"] for part in acc.error_budget(delta)) > 0
+    mu = math.sqrt(float(np.sum(1 / sigmas ** 2)))
+    assert b.upper - b.lower <= 2 * acc.eps_error_used * 1.001
+    assert float(ref.gaussian_delta_mp(mu, b.lower)) >= delta >= float(ref.gaussian_delta_mp(mu, b.upper))
+
+
+def test_a_schedule_gives_the_same_bracket_grouped_or_not(monkeypatch):
+    """A DP-SGD schedule of 64 distinct (sigma, q) blocks: grouped and on one window, the two
+    certified brackets overlap and have the same width."""
+    rows = [Row(SubsampledGaussian(0.9 + 0.01 * i, 0.004 + 0.0001 * i), 20) for i in range(64)]
+    acc = Accountant(rows, 0.01)
+    grouped = acc.epsilon(1e-8)
+    assert max(part["groups"] for part in acc.error_budget(1e-8)) > 0
+    monkeypatch.setattr(tree, "TREE_MIN", 10 ** 9)
+    flat = Accountant(rows, 0.01).epsilon(1e-8)
+    assert grouped.lower <= flat.upper and flat.lower <= grouped.upper
+    assert abs((grouped.upper - grouped.lower) - (flat.upper - flat.lower)) < 2e-3
