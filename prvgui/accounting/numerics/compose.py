@@ -43,7 +43,7 @@ from .band import (band_limit, band_logs, low_dft, may_pay, product_error, spars
                    tv_band, worth_it)
 from .discretize import DiscretePRV
 from ..core.errors import GridTooLarge, check_cancel
-from .window import PreparedRow, choose_window
+from .window import ONCE_BLOCKS, PreparedRow, choose_window
 
 _ULP = 2.0 ** -52
 #: the largest FFT length we allow: about 20 bytes per point at the peak, so ~500 MiB
@@ -307,13 +307,15 @@ def inf_mass_of(rows: list[tuple[DiscretePRV, int]]) -> float:
     return -math.expm1(log_fin)
 
 
-def prepared_row(d: DiscretePRV, kept: dict[int, PreparedRow] | None) -> PreparedRow:
-    """PreparedRow(d), taken from (and added to) ``kept`` when given."""
+def prepared_row(d: DiscretePRV, kept: dict[int, PreparedRow] | None, k: int = 2) -> PreparedRow:
+    """PreparedRow(d) for a row drawn ``k`` times (window.ONCE_BLOCKS blocks when once), taken
+    from (and added to) ``kept`` when given."""
+    blocks = ONCE_BLOCKS if k == 1 else 2048
     if kept is None:
-        return PreparedRow(d)
+        return PreparedRow(d, blocks)
     got = kept.get(id(d))
-    if got is None or got.d is not d:
-        got = kept[id(d)] = PreparedRow(d)
+    if got is None or got.d is not d or got.blocks != blocks:
+        got = kept[id(d)] = PreparedRow(d, blocks)
     return got
 
 
@@ -331,7 +333,7 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     inf_mass = inf_mass_of(rows)
     if inf_mass >= 1.0:
         return Composed(np.zeros(1), 0, h, 0.0, 1.0, 0.0, 0.0, 0.0, {"window": 0.0})
-    prep = [(prepared_row(d, prepared), k) for d, k in rows]
+    prep = [(prepared_row(d, prepared, k), k) for d, k in rows]
     offset = math.fsum(k * d.shift for d, k in rows)
     lo, hi, win_err = choose_window(prep, window_mass)
     n_lo = math.floor((lo - offset) / h) - 1

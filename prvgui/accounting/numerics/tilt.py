@@ -70,16 +70,6 @@ def tilted_mean(blocks: Sequence[tuple[tuple, int]], lam: float) -> float:
     return total
 
 
-def log_mgf(blocks: Sequence[tuple[tuple, int]], lam: float) -> float:
-    """log E[e^{lam S}] of the composition, from the rows' block summaries (approximate)."""
-    total = 0.0
-    for (logp, centres, _), k in blocks:
-        e = logp + lam * centres
-        m = float(e.max())
-        total += k * (m + math.log(float(np.exp(e - m).sum())))
-    return total
-
-
 #: the blocks a row is summarised by when choosing Chernoff's lambda (it only steers), and the
 #: bisection's steps in log lambda (LAMBDA_MIN..LAMBDA_MAX to a factor 1 + 2e-8)
 STEER_BLOCKS, STEER_STEPS = 256, 30
@@ -109,14 +99,15 @@ def _cgf_and_mean(stacked, lam: float) -> tuple[float, float]:
     return float(np.dot(k, top + np.log(s))), float(np.dot(k, m1 / s))
 
 
-def choose_lambda_for_delta(rows: Sequence[tuple[DiscretePRV, int]], delta: float) -> float | None:
+def choose_lambda_for_delta(rows: Sequence[tuple[DiscretePRV, int]], delta: float,
+                            stacked=None) -> float | None:
     """Chernoff's lambda for ``delta``: the one minimising g(lam) = (log E[e^{lam S}] + log(1 /
     delta)) / lam, whose tilted mean is Chernoff's bound on epsilon(delta), a little above the
     truth. With f = log E[e^{lam S}] (convex, f(0) = 0), g' has the sign of lam f' - f -
     log(1 / delta), which rises with lam (its derivative is lam f''): bisection in log lam on
     that sign, over the rows' block summaries stacked into one array (one pass per step, for
-    any number of rows)."""
-    stacked = _stacked(rows)
+    any number of rows; ``stacked``: _stacked(rows) when the caller has it)."""
+    stacked = _stacked(rows) if stacked is None else stacked
     if stacked is None or not 0 < delta < 1:
         return None
     c = -math.log(delta)
@@ -232,19 +223,34 @@ def tilt_row(d: DiscretePRV, lam: float) -> tuple[DiscretePRV, float, float, flo
     return replace(d, pmf=pmf, centre=int(round(mean_idx))), m + math.log(s), rel, lost
 
 
+class Tilting:
+    """Tilts rows by ``lam`` one at a time (``row``) and sums what untilt needs over them: L, the
+    per-draw relative roundings composed over the draws (as a log factor), the lost mass, the
+    sum of k |log M| (``info``)."""
+
+    def __init__(self, lam: float) -> None:
+        self.lam = lam
+        self.log_m = self.log_rel = self.lost = self.mag = 0.0
+
+    def row(self, row: tuple[DiscretePRV, int]) -> tuple[DiscretePRV, int]:
+        d, k = row
+        t, lm, rel, gone = tilt_row(d, self.lam)
+        self.log_m += k * lm
+        self.mag += k * abs(lm)
+        self.log_rel += k * math.log1p(rel / (1 - rel))  # (1 - rel)^-k >= each factor's k-th power
+        self.lost += k * gone
+        return t, k
+
+    def info(self) -> dict:
+        return {"lam": self.lam, "L": self.log_m, "log_rel": self.log_rel, "lost": self.lost, "mag": self.mag}
+
+
 def tilt_rows(rows: Sequence[tuple[DiscretePRV, int]], lam: float
               ) -> tuple[list[tuple[DiscretePRV, int]], dict]:
-    """The rows tilted by ``lam`` and what untilt needs: L, the per-draw relative roundings
-    composed over the draws (as a log factor), the lost mass, the sum of k |log M|."""
-    out, log_m, log_rel, lost, mag = [], 0.0, 0.0, 0.0, 0.0
-    for d, k in rows:
-        t, lm, rel, gone = tilt_row(d, lam)
-        out.append((t, k))
-        log_m += k * lm
-        mag += k * abs(lm)
-        log_rel += k * math.log1p(rel / (1 - rel))  # (1 - rel)^-k >= each factor's k-th power
-        lost += k * gone
-    return out, {"lam": lam, "L": log_m, "log_rel": log_rel, "lost": lost, "mag": mag}
+    """The rows tilted by ``lam`` and what untilt needs (Tilting)."""
+    tilting = Tilting(lam)
+    out = [tilting.row(r) for r in rows]
+    return out, tilting.info()
 
 
 def untilt(c: Composed, info: dict) -> Composed:
@@ -279,24 +285,27 @@ def compose_tilted(rows: Sequence[tuple[DiscretePRV, int]], target: tuple[str, f
                    **kwargs) -> Composed | None:
     """The composition of ``rows`` tilted towards ``target`` and read back (compose.compose's
     keyword arguments pass through); None when there is no tail to tilt towards. ``target`` is
-    ("eps", x): the tilted mean at x, or ("delta", d): Chernoff's lambda for d."""
+    ("eps", x): the tilted mean at x, or ("delta", d): Chernoff's lambda for d. The rows are
+    tilted as they are composed (tree.compose_many: a group at a time when there are many)."""
     kind, value = target
-    lam = choose_lambda_for_delta(rows, value) if kind == "delta" else choose_lambda(rows, value)
-    if lam is None:
+    stacked = _stacked(rows)
+    lam = choose_lambda_for_delta(rows, value, stacked) if kind == "delta" else choose_lambda(rows, value)
+    if lam is None or stacked is None:
         return None
-    tilted, info = tilt_rows(rows, lam)
+    tilting = Tilting(lam)
     # aggregation costs a factor e^{lam agg} (module docstring): keep it below 1 + AGG_REL
     kwargs["agg_max"] = min(kwargs.get("agg_max", 0.0), AGG_REL / lam)
-    return untilt(compose_many(tilted, tilted_window_mass(rows, lam, info["L"], window_mass), **kwargs), info)
+    mass = tilted_window_mass(*_cgf_and_mean(stacked, lam), lam, window_mass)
+    return untilt(compose_many(list(rows), mass, leaf=tilting.row, **kwargs), tilting.info())
 
 
-def tilted_window_mass(rows: Sequence[tuple[DiscretePRV, int]], lam: float, big_l: float,
-                       mass: float) -> float:
+def tilted_window_mass(big_l: float, m: float, lam: float, mass: float) -> float:
     """The window mass for the tilted composition that costs the untilted one ``mass`` near the
     tilted mean m: a tilted mass w outside the window becomes an untilted error of at most
     2 e^{L - lambda x} w at x (module docstring), so w = mass e^{-(L - lambda m)} / 2 (and no more
     than WINDOW_MAX, no less than ``mass``). Far below the tilted mean the error then grows as
-    e^{lambda (m - x)}, which the certified bounds carry."""
-    m = tilted_mean([(cgf_blocks(d), k) for d, k in rows if k > 0], lam)
+    e^{lambda (m - x)}, which the certified bounds carry. L and m come from the rows' block
+    summaries (an approximation: the window's mass is a choice, and untilt charges the error
+    with the exact L)."""
     log_w = math.log(mass / 2) - (big_l - lam * m)
     return max(mass, min(WINDOW_MAX, math.exp(min(log_w, 0.0))))
