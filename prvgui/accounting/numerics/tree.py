@@ -71,11 +71,12 @@ def _groups(rows: list[tuple[DiscretePRV, int]]) -> list[list[tuple[DiscretePRV,
 
 
 def _node_count(n_rows: int) -> int:
-    """How many groups the tree over ``n_rows`` rows composes (every level's, before the top)."""
-    total = 0
-    while n_rows >= TREE_MIN:
-        n_rows = -(-n_rows // FAN_IN)
-        total += n_rows
+    """How many groups the tree over ``n_rows`` rows composes: FAN_IN rows of each level make one
+    row of the next (compose_many's counter), floor(R / FAN_IN^L) of level L."""
+    total, n = 0, n_rows // FAN_IN
+    while n:
+        total += n
+        n //= FAN_IN
     return total
 
 
@@ -118,30 +119,39 @@ def compose_many(rows: list[tuple[DiscretePRV, int]], window_mass: float,
             rows = [leaf(r) for r in rows]
         return compose(rows, window_mass, cancel=cancel, progress=progress, prepared=kept, **kwargs)
     nodes = _node_count(len(rows))
-    share = 0.5 * window_mass / nodes
+    share = 0.5 * window_mass / max(nodes, 1)
     group_kw = {**kwargs, "agg_max": 0.0}  # (a group is read cell by cell: it is a row again)
-    err_abs, log_rel, done, level = 0.0, 0.0, 0, rows
-    first = True
-    while len(level) >= TREE_MIN:
-        nxt = []
-        for g in _groups(level):
-            if first and leaf is not None and lazy:
-                g = [leaf(r) for r in g]
-            if len(g) == 1:
-                nxt.append(g[0])
-                continue
-            c = compose(g, share, cancel=cancel, prepared=kept, **group_kw)
-            for d, _ in g:  # (their cumulants served this group's window only)
-                kept.pop(id(d), None)
-            err_abs += c.err_abs
-            log_rel += math.log1p(c.err_rel) if c.err_rel < 1 else math.inf
-            nxt.append((_as_row(c), 1))
-            done += 1
-            if progress is not None:
-                progress(0.8 * done / nodes)
-        level, first = nxt, False
-    top = compose(level, 0.5 * window_mass, cancel=cancel,
+    totals = {"err_abs": 0.0, "log_rel": 0.0, "done": 0}
+
+    def merge(g: list[tuple[DiscretePRV, int]]) -> tuple[DiscretePRV, int]:
+        c = compose(g, share, cancel=cancel, prepared=kept, **group_kw)
+        for d, _ in g:  # (their cumulants served this group's window only)
+            kept.pop(id(d), None)
+        totals["err_abs"] += c.err_abs
+        totals["log_rel"] += math.log1p(c.err_rel) if c.err_rel < 1 else math.inf
+        totals["done"] += 1
+        if progress is not None:
+            progress(0.8 * totals["done"] / max(nodes, 1))
+        return _as_row(c), 1
+
+    # depth first, as a counter in base FAN_IN: a level's FAN_IN rows become one row of the
+    # next as soon as they are there, so that at most FAN_IN - 1 wait on each level (memory
+    # for a few groups, not for all rows at once); the rows come narrowest first
+    pending: list[list[tuple[DiscretePRV, int]]] = [[]]
+    for i in sorted(range(len(rows)), key=lambda j: rows[j][0].pmf.size):
+        pending[0].append(leaf(rows[i]) if lazy else rows[i])  # type: ignore[misc]
+        level = 0
+        while len(pending[level]) == FAN_IN:
+            merged = merge(pending[level])
+            pending[level] = []
+            if level + 1 == len(pending):
+                pending.append([])
+            pending[level + 1].append(merged)
+            level += 1
+    left = [r for lv in pending for r in lv]
+    top = compose(left, 0.5 * window_mass, cancel=cancel,
                   progress=None if progress is None else (lambda f: progress(0.8 + 0.2 * f)), **kwargs)
+    err_abs, log_rel = totals["err_abs"], totals["log_rel"]
     grow = math.exp(log_rel)  # the other groups' total masses, at most
     err = grow * err_abs
     rel = math.expm1(math.log1p(top.err_rel) + log_rel) if top.err_rel < 1 else top.err_rel

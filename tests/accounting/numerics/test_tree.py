@@ -62,7 +62,7 @@ def test_a_tilted_schedule_is_grouped_and_agrees_with_one_window(monkeypatch):
     h = 0.0088 * math.sqrt(2 / (200 * 38))
     rows = _rows(mechs, h, 200)
     grouped = compose_tilted(rows, ("delta", 1e-10), 1e-17)
-    assert grouped.parts["groups"] == tree._node_count(200) == 63
+    assert grouped.parts["groups"] == tree._node_count(200) == 50 + 12 + 3
     monkeypatch.setattr(tree, "TREE_MIN", 10 ** 9)
     flat = compose_tilted(rows, ("delta", 1e-10), 1e-17)
     assert "groups" not in flat.parts
