@@ -41,7 +41,9 @@ from ..core.errors import Cancelled, GridTooLarge, grid_exhausted
 from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure
 from .profile import CertifiedProfile
 from ..pairs.prv import PRV
+from .packed import Row, pack as packed, stub
 from .reuse import discretized
+from .tree import TREE_ALWAYS
 
 #: fractions of eps_error spent on the coupling distance t and on aggregation
 T_FRACTION = 0.88
@@ -50,6 +52,7 @@ AGG_FRACTION = 0.06
 TIER_VARIANCE, TIER_MESH = 0.1, 0.88
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def error_level(delta: float) -> float:
@@ -127,19 +130,36 @@ def discretize_rows(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
     """Each row's PRV on the plan's mesh (counts kept); ``progress`` hears the fraction of
     rows done (within a row, of its cdf evaluations). A row discretised on the same mesh
     before is reused (reuse.py)."""
+    return _discretized(prvs, plan, n_max, cancel, progress, lambda d: d)
+
+
+def discretize_many(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
+                    cancel: Callable[[], bool] | None = None,
+                    progress: Callable[[float], None] | None = None) -> list[tuple[Row, int]]:
+    """``discretize_rows``, each row kept as its nonzero cells (packed.py) as soon as it is made
+    when there are as many rows as tree.py always groups (tree.compose_many,
+    tilt.compose_tilted and ``certify`` take them so)."""
+    many = len(prvs) >= TREE_ALWAYS
+    return _discretized(prvs, plan, n_max, cancel, progress, packed if many else (lambda d: d))
+
+
+def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, keep: Callable[[DiscretePRV], R]
+                 ) -> list[tuple[R, int]]:
     out = []
     for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(prvs)))
-        out.append((discretized(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers), k))
+        d = discretized(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers)
+        out.append((keep(d), k))
     return out
 
 
-def certify(composed: Composed, parts: list[tuple[DiscretePRV, int]], plan: Plan
+def certify(composed: Composed, rows: Sequence[tuple[Row, int]], plan: Plan
             ) -> tuple[CertifiedProfile, dict]:
-    """The certified profile of a composition of ``parts`` on the plan's mesh, and its error
+    """The certified profile of a composition of ``rows`` on the plan's mesh, and its error
     budget (every term, named)."""
+    parts = [(stub(d), k) for d, k in rows]
     fail, terms = coupling_failure(parts, plan.t, plan.h)
     prof = CertifiedProfile(composed, plan.t, fail, parts)
     budget = {"t": plan.t, "h": plan.h, "K": sum(k for _, k in parts), "eps_error_used": plan.eps_error,

@@ -45,6 +45,7 @@ import numpy as np
 
 from .compose import Composed
 from .discretize import DiscretePRV
+from .packed import Row, dense
 from .tree import compose_many
 from .window import cgf_blocks
 
@@ -75,10 +76,11 @@ def tilted_mean(blocks: Sequence[tuple[tuple, int]], lam: float) -> float:
 STEER_BLOCKS, STEER_STEPS = 256, 30
 
 
-def _stacked(rows: Sequence[tuple[DiscretePRV, int]]):
+def _stacked(rows: Sequence[tuple[Row, int]]):
     """Every row's block summary in one array (log masses, values, count per block) and the
     first block of each row, so that one pass evaluates the whole composition."""
-    parts = [(cgf_blocks(d, STEER_BLOCKS), k) for d, k in rows if k > 0 and d.pmf.any()]
+    parts = [(cgf_blocks(d, STEER_BLOCKS), k) for d, k in ((dense(r), k) for r, k in rows)
+             if k > 0 and d.pmf.any()]
     if not parts:
         return None
     logp = np.concatenate([b[0] for b, _ in parts])
@@ -99,7 +101,7 @@ def _cgf_and_mean(stacked, lam: float) -> tuple[float, float]:
     return float(np.dot(k, top + np.log(s))), float(np.dot(k, m1 / s))
 
 
-def choose_lambda_for_delta(rows: Sequence[tuple[DiscretePRV, int]], delta: float,
+def choose_lambda_for_delta(rows: Sequence[tuple[Row, int]], delta: float,
                             stacked=None) -> float | None:
     """Chernoff's lambda for ``delta``: the one minimising g(lam) = (log E[e^{lam S}] + log(1 /
     delta)) / lam, whose tilted mean is Chernoff's bound on epsilon(delta), a little above the
@@ -152,7 +154,7 @@ def _tilted_moments(cells: Sequence[tuple[tuple, int]], lam: float) -> tuple[flo
     return mean, var
 
 
-def choose_lambda(rows: Sequence[tuple[DiscretePRV, int]], target: float) -> float | None:
+def choose_lambda(rows: Sequence[tuple[Row, int]], target: float) -> float | None:
     """The lambda whose tilted composition has its mean near ``target`` (None: the target is
     not above the untilted mean, where there is no tail to tilt towards), on the exact tilted
     mean over the rows' cells (block means cannot follow a large lambda, which tilts within a
@@ -160,7 +162,7 @@ def choose_lambda(rows: Sequence[tuple[DiscretePRV, int]], target: float) -> flo
     inside a bracket that bisection in log lambda narrows when a step would leave it: 3 to 5
     passes over the cells (two at the bracket's ends) where bisection took 32 (each pass over millions of cells at a tiny
     delta). Any lambda is valid; this one only makes the bracket tight."""
-    cells = [(_cells(d), k) for d, k in rows if k > 0 and d.pmf.any()]
+    cells = [(_cells(d), k) for d, k in ((dense(r), k) for r, k in rows) if k > 0 and d.pmf.any()]
     if not cells or not math.isfinite(target):
         return None
     mean, var = _tilted_moments(cells, LAMBDA_MIN)
@@ -171,7 +173,7 @@ def choose_lambda(rows: Sequence[tuple[DiscretePRV, int]], target: float) -> flo
     lo, hi = math.log(LAMBDA_MIN), math.log(LAMBDA_MAX)  # mean(e^lo) < target < mean(e^hi)
     # the first step from the rows' block summaries (2048 blocks a row): their tilted mean
     # follows the exact one closely enough to start Newton's steps near the answer
-    blocks = [(cgf_blocks(d), k) for d, k in rows if k > 0 and d.pmf.any()]
+    blocks = [(cgf_blocks(d), k) for d, k in ((dense(r), k) for r, k in rows) if k > 0 and d.pmf.any()]
     a, b = lo, hi
     for _ in range(40):
         mid = 0.5 * (a + b)
@@ -281,7 +283,7 @@ def untilt(c: Composed, info: dict) -> Composed:
                    tilt_lam=lam, tilt_log_a=log_a, valid_from=float(y[i0]))
 
 
-def compose_tilted(rows: Sequence[tuple[DiscretePRV, int]], target: tuple[str, float], window_mass: float,
+def compose_tilted(rows: Sequence[tuple[Row, int]], target: tuple[str, float], window_mass: float,
                    **kwargs) -> Composed | None:
     """The composition of ``rows`` tilted towards ``target`` and read back (compose.compose's
     keyword arguments pass through); None when there is no tail to tilt towards. ``target`` is

@@ -37,6 +37,7 @@ import numpy as np
 
 from .compose import Composed, compose, inf_mass_of, prepared_row
 from .discretize import DiscretePRV
+from .packed import Row, cells, dense
 from .window import PreparedRow, choose_window
 
 #: rows per group; with fewer rows than TREE_MIN the rows are composed in one go, from
@@ -99,7 +100,7 @@ def pays(rows: list[tuple[DiscretePRV, int]], window_mass: float, kept: dict[int
     return TREE_COST * mean <= whole[1] - whole[0]
 
 
-def compose_many(rows: list[tuple[DiscretePRV, int]], window_mass: float,
+def compose_many(rows: list[tuple[Row, int]], window_mass: float,
                  cancel: Callable[[], bool] | None = None,
                  progress: Callable[[float], None] | None = None,
                  leaf: Callable[[tuple[DiscretePRV, int]], tuple[DiscretePRV, int]] | None = None,
@@ -107,17 +108,23 @@ def compose_many(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     """compose.compose of ``rows``, in groups when that pays (module docstring); the same
     keyword arguments. The result's ``parts`` say how many groups were composed ("groups").
 
-    ``leaf`` maps each row to the row that is composed in its place (tilt.py's tilted copy);
-    in groups it is applied a group at a time, so that only one group's copies are held."""
+    ``rows`` may be packed (packed.py). ``leaf`` maps each row to the row that is composed in
+    its place (tilt.py's tilted copy); in groups it is applied a group at a time, as the rows
+    are unpacked, so that only a few groups' copies are held."""
     rows = [(d, k) for d, k in rows if k > 0]
-    lazy = leaf is not None and len(rows) >= TREE_ALWAYS
-    if leaf is not None and not lazy:
-        rows = [leaf(r) for r in rows]
+
+    def step(r: tuple[Row, int]) -> tuple[DiscretePRV, int]:
+        row = (dense(r[0]), r[1])
+        return row if leaf is None else leaf(row)
+    lazy = len(rows) >= TREE_ALWAYS  # (then rows are made dense, and tilted, a group at a time)
     kept: dict[int, PreparedRow] = {}
-    if not rows or not (lazy or pays(rows, window_mass, kept)) or inf_mass_of(rows) >= 1.0:
-        if lazy:
-            rows = [leaf(r) for r in rows]
-        return compose(rows, window_mass, cancel=cancel, progress=progress, prepared=kept, **kwargs)
+    made: list[tuple[DiscretePRV, int]] = []
+    if not lazy:
+        made = [step(r) for r in rows]
+        if not made or not pays(made, window_mass, kept) or inf_mass_of(made) >= 1.0:
+            return compose(made, window_mass, cancel=cancel, progress=progress, prepared=kept, **kwargs)
+    elif any(d.inf_mass >= 1.0 for d, _ in rows):  # (nothing to compose: compose says so)
+        return compose([step(r) for r in rows], window_mass, cancel=cancel, progress=progress, **kwargs)
     nodes = _node_count(len(rows))
     share = 0.5 * window_mass / max(nodes, 1)
     group_kw = {**kwargs, "agg_max": 0.0}  # (a group is read cell by cell: it is a row again)
@@ -138,8 +145,8 @@ def compose_many(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     # next as soon as they are there, so that at most FAN_IN - 1 wait on each level (memory
     # for a few groups, not for all rows at once); the rows come narrowest first
     pending: list[list[tuple[DiscretePRV, int]]] = [[]]
-    for i in sorted(range(len(rows)), key=lambda j: rows[j][0].pmf.size):
-        pending[0].append(leaf(rows[i]) if lazy else rows[i])  # type: ignore[misc]
+    for i in sorted(range(len(rows)), key=lambda j: cells(rows[j][0])):
+        pending[0].append(step(rows[i]) if lazy else made[i])
         level = 0
         while len(pending[level]) == FAN_IN:
             merged = merge(pending[level])

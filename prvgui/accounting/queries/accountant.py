@@ -38,7 +38,7 @@ from ..core.values import ORDERS, Bounds, Relation, as_relation
 from ..mechanisms import Neighbouring, Row
 from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible
 from ..numerics.tree import compose_many
-from ..numerics.pipeline import certify, coarsened, discretize_rows, error_level, make_plan
+from ..numerics.pipeline import certify, coarsened, discretize_many, error_level, make_plan
 from ..numerics.pricing import CostModel
 from ..numerics.profile import CertifiedProfile
 from ..numerics.reuse import prv_of
@@ -287,7 +287,7 @@ class Accountant:
     def _build_at(self, prvs, order: str, err: float, scale: float, progress,
                   extended: bool = False, target: tuple[str, float] | None = None) -> _Side:
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
-        discs = discretize_rows(prvs, plan, self.n_max, self.cancel,
+        discs = discretize_many(prvs, plan, self.n_max, self.cancel,
                                 scaled(progress, 0.0, DISCRETIZE_SHARE))
         options = dict(cancel=self.cancel, progress=scaled(progress, DISCRETIZE_SHARE, 1.0),
                        n_max=self.n_max, agg_max=plan.agg_max, extended=extended)

@@ -66,7 +66,7 @@ def test_the_estimate_composes_nothing(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("the estimate composed")
     for mod, name in ((acc_mod, "compose_many"), (compose_mod, "_transform"), (compose_mod, "row_spectrum"),
-                      (compose_mod, "finish"), (sweep_mod, "_order_sweep_at"), (acc_mod, "discretize_rows")):
+                      (compose_mod, "finish"), (sweep_mod, "_order_sweep_at"), (acc_mod, "discretize_many")):
         monkeypatch.setattr(mod, name, forbidden)
     acc = Accountant(dpsgd(), 1e-4)
     e = acc.cost(delta=1e-5, epsilon=1.0, curves=True, steps=(0, [1, 100, 14063]))
