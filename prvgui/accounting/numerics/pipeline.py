@@ -38,7 +38,7 @@ from typing import Callable, Sequence, TypeVar
 
 from .compose import MAX_COARSENING, Composed
 from ..core.errors import Cancelled, GridTooLarge, grid_exhausted
-from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure
+from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure, discretize
 from .profile import CertifiedProfile
 from ..pairs.prv import PRV
 from .packed import Row, pack as packed, stub
@@ -140,17 +140,19 @@ def discretize_many(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
     when there are as many rows as tree.py always groups (tree.compose_many,
     tilt.compose_tilted and ``certify`` take them so)."""
     many = len(prvs) >= TREE_ALWAYS
-    return _discretized(prvs, plan, n_max, cancel, progress, packed if many else (lambda d: d))
+    # (so many distinct rows are not kept for reuse: they would only push each other out)
+    return _discretized(prvs, plan, n_max, cancel, progress, packed if many else (lambda d: d),
+                        discretize if many else discretized)
 
 
-def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, keep: Callable[[DiscretePRV], R]
-                 ) -> list[tuple[R, int]]:
+def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, keep: Callable[[DiscretePRV], R],
+                 make: Callable[..., DiscretePRV] = discretized) -> list[tuple[R, int]]:
     out = []
     for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(prvs)))
-        d = discretized(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers)
+        d = make(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers)
         out.append((keep(d), k))
     return out
 

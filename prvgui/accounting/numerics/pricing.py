@@ -59,6 +59,7 @@ from .discretize import DiscretePRV, discretize
 from ..core.errors import GridTooLarge
 from ..core.cost import ZERO, Cost
 from .pipeline import Plan, coarsened, make_plan
+from .pricing_many import price as price_many, sample_indices
 from ..pairs.prv import PRV
 from .tilt import AGG_REL, choose_lambda_for_delta
 from .window import PreparedRow, choose_window
@@ -155,20 +156,30 @@ class _Order:
     """The coarse picture of one order of the pair: its rows, and windows and bands by count."""
 
     def __init__(self, prvs: Sequence[tuple[PRV, int]], k_total: int, err: float) -> None:
-        crude = [_crude_span(prv, err / 4 * prv.finite_mass / (2 * k_total)) for prv, _ in prvs]
+        # many rows: a sample of them, each standing for ``weight`` rows (pricing_many.py)
+        self.idx = sample_indices([k for _, k in prvs])
+        self.many = len(self.idx) < len(prvs)
+        self.weight = len(prvs) / max(1, len(self.idx))
+        picked = [prvs[i] for i in self.idx]
+        crude = [_crude_span(prv, err / 4 * prv.finite_mass / (2 * k_total)) for prv, _ in picked]
         h_c = max(max(crude) / COARSE_CELLS, 1e-12)
-        self.rows = [_Row(prv, k, err / 4 * prv.finite_mass / (2 * k_total), h_c) for prv, k in prvs]
+        self.rows = [_Row(prv, k, err / 4 * prv.finite_mass / (2 * k_total), h_c) for prv, k in picked]
         self.h_c, self.err = h_c, err
         self._windows: dict = {}
         self._bands: dict = {}
         self._kept: dict = {}
         self._band_rows: dict = {}
 
+    def pictured(self, counts: Sequence[int]) -> list[float]:
+        """The pictured rows' counts: each sampled row's count times the rows it stands for."""
+        return [counts[i] * self.weight for i in self.idx] if self.many else list(counts)
+
     def window(self, counts: tuple[int, ...], mass: float) -> tuple[float, float]:
-        """The composition's Chernoff window with ``mass`` outside (window.py)."""
+        """The composition's Chernoff window with ``mass`` outside (window.py; with many rows,
+        the sample's cumulants times their weight: an estimate)."""
         key = (counts, mass)
         if key not in self._windows:
-            rows = [(r.prepared, k) for r, k in zip(self.rows, counts) if k > 0]
+            rows = [(r.prepared, k) for r, k in zip(self.rows, self.pictured(counts)) if k > 0]
             self._windows[key] = choose_window(rows, mass)[:2] if rows else (0.0, 0.0)
         return self._windows[key]
 
@@ -302,12 +313,15 @@ class CostModel:
         if not prvs:
             return ZERO
         pic = self.picture(order)
-        lam = choose_lambda_for_delta([(r.disc, k) for r, (_, k) in zip(pic.rows, prvs)], delta)
+        weighted = pic.pictured([k for _, k in prvs])
+        # (the weights as counts: the cumulants add up; _stacked takes any count)
+        lam = choose_lambda_for_delta([(r.disc, k) for r, k in zip(pic.rows, weighted)], delta)  # type: ignore[misc]
         est, _, _, scale = self._build(order, err, agg_cap=AGG_REL / lam if lam else math.inf)
         # (on the mesh the composition lands on: coarsened when the base grid is too large)
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
-        cells = sum(r.cells(plan.h) for r in pic.rows)
-        work = TILT_CELL_S * sum(max(r.edges(plan), 1.0) for r in pic.rows)
+        # (many rows are tilted a group at a time: their copies are the groups' memory)
+        cells = 0.0 if pic.many else sum(r.cells(plan.h) for r in pic.rows)
+        work = TILT_CELL_S * pic.weight * sum(max(r.edges(plan), 1.0) for r in pic.rows)
         return replace(est, seconds=passes * (est.seconds + work), bytes=est.bytes + 8.0 * cells)
 
     def profile_reaches_far_end(self, order: str, delta: float, err: float) -> bool:
@@ -324,6 +338,20 @@ class CostModel:
 
     def _attempt(self, pic: _Order, counts: tuple[int, ...], plan: Plan, extended: bool, sweep: int,
                  tally: _Tally) -> int:
+        if pic.many:  # (tree.py's groups: pricing_many.py)
+            n_live = sum(1 for k in counts if k > 0)
+            try:
+                seconds, memory, n, out = price_many(
+                    pic.rows, [counts[i] for i in pic.idx], pic.weight, n_live, pic.width(counts, plan.e_w),
+                    plan, extended, self.n_max, RFFT_S, POWER_S, IRFFT_S, DISC_EDGE_S, DISC_CELL_S,
+                    LONG_FFT_BYTES if extended else FFT_BYTES)
+            except GridTooLarge:
+                tally.add(BUILD_S, 0.0)
+                raise
+            seconds += BUILD_S + (1 + sweep) * IRFFT_S * out + sweep * POWER_S * out / 2
+            tally.add(seconds, memory + (SWEEP_FFT_BYTES * n if sweep else 0.0))
+            tally.out = out
+            return n
         h = plan.h
         cells = [r.cells(h) for r, k in zip(pic.rows, counts)]
         for r, c in zip(pic.rows, cells):

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -44,6 +44,8 @@ from .window import PreparedRow, choose_window
 #: TREE_ALWAYS on always in groups (then the whole window is not worked out for the decision:
 #: it would cost one more pass over every row's cumulants)
 FAN_IN, TREE_MIN, TREE_ALWAYS = 4, 16, 256
+#: rows drawn this often (the median row) are composed on one window: band_counts
+BAND_COUNT = 32
 #: grouping pays when the first level's windows, times this (the levels above cost about as
 #: much again), are shorter than the whole window: every row is then transformed on a shorter one
 TREE_COST = 3.0
@@ -69,6 +71,16 @@ def _groups(rows: list[tuple[DiscretePRV, int]]) -> list[list[tuple[DiscretePRV,
     """Rows of similar width together (their group windows are then the narrowest)."""
     order = sorted(range(len(rows)), key=lambda i: rows[i][0].pmf.size)
     return [[rows[i] for i in order[j:j + FAN_IN]] for j in range(0, len(order), FAN_IN)]
+
+
+def band_counts(rows: Sequence[tuple[object, int]]) -> bool:
+    """Whether the rows are drawn so often that their composed transform ends long before the
+    window's length (compose.py's band path: each row's transform on the band only, cheaper
+    than any grouping): half of them BAND_COUNT times or more. (Measured: 300 distinct DP-SGD
+    rows of 100 steps each, 12 s on one window against 23 s in groups; 1000 rows of 5 steps,
+    45 s and 5.4 GB on one window against 21 s and 0.9 GB in groups.)"""
+    counts = sorted(k for _, k in rows)
+    return bool(counts) and counts[len(counts) // 2] >= BAND_COUNT
 
 
 def _node_count(n_rows: int) -> int:
@@ -116,12 +128,13 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     def step(r: tuple[Row, int]) -> tuple[DiscretePRV, int]:
         row = (dense(r[0]), r[1])
         return row if leaf is None else leaf(row)
-    lazy = len(rows) >= TREE_ALWAYS  # (then rows are made dense, and tilted, a group at a time)
+    # (then rows are made dense, and tilted, a group at a time)
+    lazy = len(rows) >= TREE_ALWAYS and not band_counts(rows)
     kept: dict[int, PreparedRow] = {}
     made: list[tuple[DiscretePRV, int]] = []
     if not lazy:
         made = [step(r) for r in rows]
-        if not made or not pays(made, window_mass, kept) or inf_mass_of(made) >= 1.0:
+        if not made or band_counts(made) or not pays(made, window_mass, kept) or inf_mass_of(made) >= 1.0:
             return compose(made, window_mass, cancel=cancel, progress=progress, prepared=kept, **kwargs)
     elif any(d.inf_mass >= 1.0 for d, _ in rows):  # (nothing to compose: compose says so)
         return compose([step(r) for r in rows], window_mass, cancel=cancel, progress=progress, **kwargs)

@@ -7,6 +7,7 @@ is an additive error of the certificate.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 
@@ -96,12 +97,12 @@ class PreparedRow:
         return row[idx]
 
 
-def choose_window(rows: list[tuple[PreparedRow, int]], mass: float) -> tuple[float, float, float]:
+def choose_window(rows: Sequence[tuple[PreparedRow, float]], mass: float) -> tuple[float, float, float]:
     """An interval [lo, hi] and a bound (<= ``mass``) on P(S~ outside it)."""
     return choose_windows(rows, None, np.zeros(1), mass)[0]
 
 
-def choose_windows(fixed: list[tuple[PreparedRow, int]], row: PreparedRow | None, counts: np.ndarray,
+def choose_windows(fixed: Sequence[tuple[PreparedRow, float]], row: PreparedRow | None, counts: np.ndarray,
                    mass: float) -> list[tuple[float, float, float]]:
     """``choose_window`` of the rows ``fixed`` plus ``row`` repeated c times, for each c of
     ``counts`` (a steps curve's windows), the Chernoff search done for all counts at once.

@@ -189,3 +189,42 @@ def test_chunked_power_matches_one_pass(monkeypatch):
 # The estimate against measured time is a benchmark table (benchmarks/bench_cost.py), not a
 # test: a wall-clock assertion is a random red on a loaded machine (issue 26).
 
+
+
+def _schedule(n, count=1, seed=0):
+    rng = np.random.default_rng(seed)
+    return [Row(SubsampledGaussian(float(s), float(q)), count)
+            for s, q in zip(rng.uniform(0.8, 1.5, n), rng.uniform(0.001, 0.01, n))]
+
+
+def test_many_distinct_rows_are_priced_from_a_sample(monkeypatch):
+    """Thousands of distinct rows (tree.py's groups): the estimate pictures a sample of them
+    (pricing_many.py) and composes nothing; its cost grows with the rows (about linearly: the
+    groups, not rows times the whole window), its memory covers the rows held as their nonzero
+    cells."""
+    from prvgui.accounting.numerics import pricing_many
+    made = []
+    real = disc_mod.discretize
+    monkeypatch.setattr(disc_mod, "discretize", lambda *a, **k: made.append(1) or real(*a, **k))
+    from prvgui.accounting.numerics import pricing as pricing_mod
+    monkeypatch.setattr(pricing_mod, "discretize", disc_mod.discretize)
+    small, large = (est(_schedule(n), delta=1e-5) for n in (500, 2000))
+    # two orders of the pair, each a sample of 64 rows (and a few coarser pictures of them)
+    assert 0 < len(made) <= 2 * 4 * pricing_many.SAMPLE_ROWS
+    assert 2.5 < large.seconds / small.seconds < 6
+    # the 2000 rows as the composition holds them (packed.py), on the mesh of delta's level
+    from prvgui.accounting.numerics.packed import PackedRow
+    from prvgui.accounting.numerics.pipeline import discretize_many, error_level, make_plan
+    rows = Accountant(_schedule(2000), 0.01)._order_prvs("remove")
+    plan = make_plan(0.01, 1.0, 2000, error_level(1e-5))
+    held = sum(d.idx.nbytes + d.vals.nbytes if isinstance(d, PackedRow) else d.pmf.nbytes
+               for d, _ in discretize_many(rows, plan, 1 << 26))
+    assert large.bytes > held
+
+
+def test_rows_drawn_often_are_pictured_whole():
+    from prvgui.accounting.numerics.pricing_many import sample_indices
+    from prvgui.accounting.numerics.tree import BAND_COUNT, TREE_ALWAYS
+    assert len(sample_indices([1] * (TREE_ALWAYS - 1))) == TREE_ALWAYS - 1
+    assert len(sample_indices([1] * 5000)) == 64
+    assert len(sample_indices([BAND_COUNT] * 5000)) == 5000  # (one window: tree.band_counts)

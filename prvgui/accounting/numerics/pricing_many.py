@@ -1,0 +1,101 @@
+"""What a composition of many distinct rows costs (tree.py's groups), priced from a sample.
+
+From tree.TREE_ALWAYS rows on (unless drawn so often that one window serves: tree.band_counts), the cost model (pricing.py) pictures SAMPLE_ROWS of them, spread
+over the rows, each standing for ``weight`` = rows / sample of them: a coarse picture of every
+row would cost about as much as the work. What the sample gives:
+
+* discretising: the sampled rows' cell edges and cells, times the weight;
+* the composition's window: the sampled rows' cumulants times the weight (window.py's Chernoff
+  bound over cumulants that add up: an estimate of the whole window, not a bound);
+* the first level's groups: FAN_IN sampled rows of similar width on their own window, the
+  length L every row is transformed at; the levels above cost about as much again (each holds
+  a quarter of the rows on windows at most about twice as long); the top composes the few rows
+  left at the whole window's length;
+* memory: the rows held as their nonzero cells (about one per cell edge, 12 bytes each: index
+  and mass; so many distinct rows are not kept for reuse), a few groups' dense rows and the top
+  composition. Left out: the rows' PRVs, made before the estimate (a discrete Gaussian's holds
+  its lattice's tail sums, 40 kB at sigma 100).
+
+Calibration (development machine, 2 shared cores, numpy's pocketfft; ``python
+benchmarks/bench_many.py`` prints the estimate beside the measured time): per row, the window's
+cumulants and a group's bookkeeping about ROW_S; per grid point of a group, the transforms and
+the power as on the FFT path (pricing.py's RFFT_S, POWER_S, IRFFT_S).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from .compose import fft_len
+from ..core.errors import GridTooLarge
+from .tree import FAN_IN, TREE_ALWAYS, TREE_MIN, band_counts
+from .window import choose_window
+
+#: rows pictured when there are TREE_ALWAYS or more
+SAMPLE_ROWS = 64
+#: seconds per row beside its cells: its group's window (cumulants on window.ONCE_BLOCKS
+#: blocks), packing and unpacking, its share of a group's composition and read-out
+ROW_S = 0.6e-3
+#: bytes per nonzero cell of a packed row (an int32 index and a float64 mass)
+PACKED_BYTES = 12
+#: seconds per point of a group's window and row: a short transform (tens of thousands of
+#: points: 10 to 12 ns a point against the long ones' 30 to 50), the product, the group's share
+#: of its inverse transform (measured: 1000 distinct DP-SGD steps, groups of 65k points: 1.8 s)
+GROUP_POINT_S = 14e-9
+
+
+def sample_indices(counts: Sequence[int]) -> list[int]:
+    """The rows pictured: all of them below TREE_ALWAYS rows or when they are composed on one
+    window (tree.band_counts), else SAMPLE_ROWS spread evenly."""
+    n_rows = len(counts)
+    if n_rows < TREE_ALWAYS or band_counts([(None, k) for k in counts]):
+        return list(range(n_rows))
+    return sorted(set(np.linspace(0, n_rows - 1, SAMPLE_ROWS).round().astype(int).tolist()))
+
+
+def group_width(rows: Sequence, counts: Sequence[float], mass: float) -> float:
+    """The mean window of the first level's groups: FAN_IN sampled rows of similar width each
+    (``rows``: pricing._Row pictures, in sample order, with their own counts)."""
+    order = sorted(range(len(rows)), key=lambda i: rows[i].span)
+    widths = []
+    for j in range(0, len(order) - FAN_IN + 1, FAN_IN):
+        g = [(rows[i].prepared, counts[i]) for i in order[j:j + FAN_IN] if counts[i] > 0]
+        if g:
+            lo, hi, _ = choose_window(g, mass)
+            widths.append(max(hi - lo, max(rows[i].span for i in order[j:j + FAN_IN])))
+    return float(np.mean(widths)) if widths else max(r.span for r in rows)
+
+
+def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole: float, plan,
+          extended: bool, n_max: int, rfft_s: float, power_s: float, irfft_s: float, disc_edge_s: float,
+          disc_cell_s: float, fft_bytes: float) -> tuple[float, float, int, int]:
+    """(seconds, peak bytes, grid, output points) of tree.compose_many over ``live`` rows that
+    the sampled ``rows`` (their own ``counts``) stand for, ``weight`` each, on the plan's mesh;
+    ``whole`` is the whole window's estimated width. Raises GridTooLarge as the composition
+    would."""
+    h = plan.h
+    cells = [r.cells(h) for r in rows]
+    for r, c in zip(rows, cells):
+        if c > n_max:
+            raise GridTooLarge(c, n_max, r.span)
+    edges = [max(r.edges(plan), 1.0) for r in rows]
+    n = fft_len(math.ceil(whole / h) + 3, h, plan.agg_max)
+    if n > n_max:
+        raise GridTooLarge(n, n_max, whole)
+    share = plan.e_w / (2 * max(1, live // FAN_IN))
+    group = fft_len(math.ceil(group_width(rows, counts, share) / h) + 3, h, 0.0)
+    long_ = 7.0 if extended else 1.0
+    seconds = weight * sum(disc_edge_s * e + disc_cell_s * c for e, c in zip(edges, cells))
+    seconds += live * ROW_S
+    # the first level, and about as much above it; a row drawn more than once is raised to its
+    # count on the first level (compose.power; once, it needs no power)
+    power = 0.5 * power_s * long_ if any(k > 1 for k in counts) else 0.0
+    seconds += live * (2.0 * GROUP_POINT_S * long_ + power) * group
+    left = (FAN_IN - 1) * max(1, math.ceil(math.log(max(live, 2), FAN_IN)))
+    seconds += min(left, TREE_MIN) * (rfft_s * long_ + 0.5 * power_s) * n + irfft_s * n
+    packed = weight * PACKED_BYTES * sum(min(e, c) for e, c in zip(edges, cells))
+    dense = 8.0 * FAN_IN * group * (1 + math.log(max(live, 2), FAN_IN))  # a group per level
+    memory = packed + dense + fft_bytes * n
+    return seconds, memory, n, n
