@@ -28,11 +28,12 @@ the composed tail sums.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .discretize import DiscretePRV
+from .packed import Row, cells, dense
 
 #: the log-magnitude below which the composed transform is dropped (as in compose.power)
 LOG_FLOOR = -700.0
@@ -88,15 +89,15 @@ def _tv_band(tvs: list[tuple[tuple[float, float, float], int]], n: int) -> int |
     return max(1, m) if m <= n // 2 else None
 
 
-def tv_band(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
+def tv_band(rows: Sequence[tuple[Row, int]], n: int) -> int | None:
     """The total-variation band M_tv of ``band_limit`` (an upper bound on the band; None when
     the rows do not fit the circle or no such band is found)."""
-    if any(d.pmf.size + 4 > n for d, _ in rows):
+    if any(cells(d) + 4 > n for d, _ in rows):
         return None
-    return _tv_band([(_tv(d), k) for d, k in rows], n)
+    return _tv_band([(_tv(dense(d)), k) for d, k in rows], n)
 
 
-def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
+def band_limit(rows: Sequence[tuple[Row, int]], n: int) -> int | None:
     """Smallest M such that prod_i |X_i,m|^{k_i} <= e^-700 for every M <= m <= n / 2 (up to
     the rigour of the bounds below), or None when no such M below n / 2 is found or the rows
     do not fit the circle.
@@ -119,7 +120,8 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
     x = math.pi * m_tv * b_size / n
     log_env = np.zeros(m_tv)
     mm = np.arange(m_tv, dtype=float)
-    for d, k in rows:
+    for row, k in rows:
+        d = dense(row)
         mu, _, err_tail = _moments(d, b_size, r_max, np.float64, pairwise=False)
         coef = np.ones(m_tv, dtype=complex)
         acc = np.zeros(m_tv, dtype=complex)
@@ -138,7 +140,7 @@ def band_limit(rows: list[tuple[DiscretePRV, int]], n: int) -> int | None:
     return int(above[-1]) + 1 if above.size else 1
 
 
-def _refinement(rows: list[tuple[DiscretePRV, int]], n: int, m_tv: int) -> tuple[int, int, int, float]:
+def _refinement(rows: Sequence[tuple[Row, int]], n: int, m_tv: int) -> tuple[int, int, int, float]:
     """band_limit's refinement below M_tv: (block size B, FFT length n / B, Taylor terms R, the
     series' remainder)."""
     b_size = 1
@@ -233,7 +235,7 @@ def worth_it(n: int, band: int, cells: int) -> bool:
 PROBE_CELL = 125.0
 
 
-def may_pay(rows: list[tuple[DiscretePRV, int]], n: int, cap: int, m_tv: int) -> bool:
+def may_pay(rows: Sequence[tuple[Row, int]], n: int, cap: int, m_tv: int) -> bool:
     """Whether the band of ``rows`` on n points (at most ``m_tv``, tv_band) could be small
     enough (at most ``cap`` and where ``worth_it`` holds for some row) for the band path to pay;
     False only when the rows' transforms, raised to their counts, stay above e^-700 at the
@@ -241,19 +243,20 @@ def may_pay(rows: list[tuple[DiscretePRV, int]], n: int, cap: int, m_tv: int) ->
     costs less than band_limit's refinement), so that band_limit's proof would be wasted. A
     screen for speed: a wrong False only costs the band path."""
     cap = min(cap, m_tv, n // 2)
-    if cap < 1 or any(worth_it(n, cap, d.pmf.size) for d, _ in rows):
+    if cap < 1 or any(worth_it(n, cap, cells(d)) for d, _ in rows):
         return cap >= 1  # (worth_it falls as the band grows: any band up to cap pays)
     _, length, r_max, _ = _refinement(rows, n, m_tv)
-    if PROBE_CELL * sum(d.pmf.size for d, _ in rows) > len(rows) * (r_max + 1) * length * math.log2(length):
+    if PROBE_CELL * sum(cells(d) for d, _ in rows) > len(rows) * (r_max + 1) * length * math.log2(length):
         return True  # the proof is cheaper than the probe
     lo, hi = 0, cap  # the largest band at which some row pays, by bisection
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if any(worth_it(n, mid, d.pmf.size) for d, _ in rows) else (lo, mid)
+        lo, hi = (mid, hi) if any(worth_it(n, mid, cells(d)) for d, _ in rows) else (lo, mid)
     if lo == 0:
         return False
     m, log_prod = lo + 1, 0.0
-    for d, k in rows:
+    for row, k in rows:
+        d = dense(row)
         j = np.arange(d.pmf.size, dtype=np.int64)
         x = abs(complex(np.dot(d.pmf, np.exp((-2j * np.pi / n) * ((j * m) % n)))))
         log_prod += k * math.log(x) if x > 0 else -math.inf

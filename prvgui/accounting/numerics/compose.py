@@ -35,13 +35,14 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .band import (band_limit, band_logs, low_dft, may_pay, product_error, sparse_dft, sparse_worth,
                    tv_band, worth_it)
 from .discretize import DiscretePRV
+from .packed import Row, cells, dense, stub
 from ..core.errors import GridTooLarge, check_cancel
 from .window import ONCE_BLOCKS, PreparedRow, choose_window
 
@@ -298,7 +299,7 @@ def _box_kernel(m: np.ndarray, d: int, n: int) -> np.ndarray:
     return ratio * np.exp(0.5j * (d - 1) * th)
 
 
-def inf_mass_of(rows: list[tuple[DiscretePRV, int]]) -> float:
+def inf_mass_of(rows: Sequence[tuple[Row, int]]) -> float:
     log_fin = 0.0
     for d, k in rows:
         if d.inf_mass >= 1:
@@ -307,7 +308,7 @@ def inf_mass_of(rows: list[tuple[DiscretePRV, int]]) -> float:
     return -math.expm1(log_fin)
 
 
-def prepared_row(d: DiscretePRV, kept: dict[int, PreparedRow] | None, k: int = 2) -> PreparedRow:
+def prepared_row(d: Row, kept: dict[int, PreparedRow] | None, k: int = 2) -> PreparedRow:
     """PreparedRow(d) for a row drawn ``k`` times (window.ONCE_BLOCKS blocks when once), taken
     from (and added to) ``kept`` when given."""
     blocks = ONCE_BLOCKS if k == 1 else 2048
@@ -319,7 +320,7 @@ def prepared_row(d: DiscretePRV, kept: dict[int, PreparedRow] | None, k: int = 2
     return got
 
 
-def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
+def compose(rows: Sequence[tuple[Row, int]], window_mass: float,
             cancel: Callable[[], bool] | None = None,
             progress: Callable[[float], None] | None = None,
             n_max: int = N_MAX, agg_max: float = 0.0, extended: bool = False,
@@ -329,12 +330,12 @@ def compose(rows: list[tuple[DiscretePRV, int]], window_mass: float,
     rows = [(d, k) for d, k in rows if k > 0]
     if not rows:
         raise ValueError("compose needs at least one row with count > 0")
-    h = rows[0][0].h
+    h = stub(rows[0][0]).h
     inf_mass = inf_mass_of(rows)
     if inf_mass >= 1.0:
         return Composed(np.zeros(1), 0, h, 0.0, 1.0, 0.0, 0.0, 0.0, {"window": 0.0})
     prep = [(prepared_row(d, prepared, k), k) for d, k in rows]
-    offset = math.fsum(k * d.shift for d, k in rows)
+    offset = math.fsum(k * stub(d).shift for d, k in rows)
     lo, hi, win_err = choose_window(prep, window_mass)
     n_lo = math.floor((lo - offset) / h) - 1
     n_hi = math.ceil((hi - offset) / h) + 1
@@ -372,7 +373,7 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
         if progress is not None:
             progress((i + f) / parts)
     for i, (d, k) in enumerate(rows):
-        spec, base = interruptible(row_spectrum, d, n, extended, cancel=cancel, size=n)
+        spec, base = interruptible(row_spectrum, dense(d), n, extended, cancel=cancel, size=n)
         n0 += k * base
         total_k += k
         check_cancel(cancel)
@@ -416,7 +417,7 @@ def band_dft(d: DiscretePRV, n: int, band: int, extended: bool = False,
     return x, base, err
 
 
-def banded_rows(rows: list[tuple[DiscretePRV, int]], n: int, band: int, extended: bool,
+def banded_rows(rows: Sequence[tuple[Row, int]], n: int, band: int, extended: bool,
                 cancel: Callable[[], bool] | None = None,
                 progress: Callable[[float], None] | None = None) -> list[tuple[np.ndarray, int, np.ndarray]]:
     """band_dft of each row: (X on the band, grid index of position 0, absolute error);
@@ -424,7 +425,7 @@ def banded_rows(rows: list[tuple[DiscretePRV, int]], n: int, band: int, extended
     out = []
     for i, (d, _) in enumerate(rows):
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(rows)))
-        out.append(band_dft(d, n, band, extended, part))
+        out.append(band_dft(dense(d), n, band, extended, part))
         check_cancel(cancel)
     return out
 
@@ -448,7 +449,7 @@ def banded_product(parts: list[tuple[tuple[np.ndarray, int, np.ndarray], int]]
     return spectrum, n0, product_error(log_up, log_val, spectrum, fp)
 
 
-def choose_band(rows: list[tuple[DiscretePRV, int]], n: int, h: float, agg_max: float,
+def choose_band(rows: Sequence[tuple[Row, int]], n: int, h: float, agg_max: float,
                 n_max: int) -> int | None:
     """The proved band limit when the band path applies to these rows on n points: the band
     is small against n, evaluating the rows on it beats a length-n FFT, and the (decimated)
@@ -458,7 +459,7 @@ def choose_band(rows: list[tuple[DiscretePRV, int]], n: int, h: float, agg_max: 
         return None  # (tv_band: the cheap first step of band_limit's proof, an upper bound)
     band = band_limit(rows, n)
     if band is None or band > n // BAND_FRACTION \
-            or not any(worth_it(n, band, d.pmf.size) for d, _ in rows):
+            or not any(worth_it(n, band, cells(d)) for d, _ in rows):
         return None  # (rows not worth band.low_dft are transformed in full: band_dft)
     d_max = max(1, int(2 * agg_max / h) + 1)
     if n // min(d_max, n) > n_max:

@@ -21,10 +21,12 @@ from .compose import (INTERRUPTIBLE_SIZE, band_dft, choose_band, fft_len, fft_re
                       inf_mass_of, interruptible, row_spectrum)
 from ..core.errors import GridTooLarge, check_cancel
 from .discretize import DiscretePRV
-from .pipeline import certify, coarsened, discretize_rows, make_plan
+from .packed import dense
+from .pipeline import certify, coarsened, discretize_many, discretize_rows, make_plan
 from ..core.values import Bounds
 from ..pairs.prv import PRV
 from .reuse import prepared
+from .tree import TREE_MIN, as_row, band_counts, carried, compose_many
 from .window import choose_windows
 
 #: at most this many counts per sweep
@@ -142,13 +144,23 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
     k_max = sum(k for _, k in others) + (int(cs.max()) if prv_j is not None else 0)
     plan = make_plan(eps_error, scale, k_max, level)
     h, agg_max = plan.h, plan.agg_max
-    disc_o = discretize_rows(others, plan, n_max, cancel)
+    leaves = discretize_many(others, plan, n_max, cancel)
+    # many distinct other rows: composed once, in groups (tree.py), and then one row of the
+    # curve's compositions, whose error terms each point carries; the window's mass is split
+    # between that composition and each point's window
+    grouped, e_w = None, plan.e_w
+    if len(leaves) >= TREE_MIN and not band_counts(leaves):
+        e_w = plan.e_w / 2
+        grouped = compose_many(leaves, e_w, cancel=cancel, n_max=n_max)
+        disc_o = [(as_row(grouped), 1)]
+    else:
+        disc_o = [(dense(d), k) for d, k in leaves]
     prep_o = [(prepared(d), k) for d, k in disc_o]
     dj = None
     if prv_j is not None:
         dj = discretize_rows([(prv_j, 1)], plan, n_max)[0][0]
         prep_j = prepared(dj)
-    windows = choose_windows(prep_o, prep_j if dj is not None else None, cs, plan.e_w)
+    windows = choose_windows(prep_o, prep_j if dj is not None else None, cs, e_w)
     width = max(hi - lo for lo, hi, _ in windows)
     n = fft_len(int(math.ceil(width / h)) + 4, h, agg_max)
     # the widest band is that of the smallest count (0: the other rows alone); it serves all
@@ -222,7 +234,10 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
         n_lo = math.floor((lo - offset) / h) - 1
         comp = finish(spec, n, n0, n_lo, h, offset, inf_mass_of(parts), coef_err, werr, agg_max)
         comp = comp.trimmed(lo, hi)  # the grid serves the largest count; werr covers the rest
-        out.append(certify(comp, parts, plan)[0].epsilon(delta))
+        if grouped is not None:  # (tree.py: the other rows' composition's own errors)
+            comp = carried(comp, grouped)
+        rows_c = (leaves if grouped is not None else disc_o) + ([(cast(DiscretePRV, dj), c)] if c > 0 else [])
+        out.append(certify(comp, rows_c, plan)[0].epsilon(delta))
         if progress is not None:
             progress((idx + 1) / cs.size)
     return out

@@ -1,4 +1,5 @@
-"""Many rows: compose them in groups, each group on its own short window, then the groups.
+"""Many rows: compose them in groups, each group on its own short window, then the groups
+(docs/method.md, "Many rows").
 
 compose.py transforms every row at the length of the whole composition's window, n points, so
 R distinct rows cost R transforms of length n, and n itself grows with R (a schedule of a
@@ -37,7 +38,7 @@ import numpy as np
 
 from .compose import Composed, compose, inf_mass_of, prepared_row
 from .discretize import DiscretePRV
-from .packed import Row, cells, dense
+from .packed import Row, cells, dense, pack
 from .window import PreparedRow, choose_window
 
 #: rows per group; with fewer rows than TREE_MIN the rows are composed in one go, from
@@ -51,7 +52,7 @@ BAND_COUNT = 32
 TREE_COST = 3.0
 
 
-def _as_row(c: Composed) -> DiscretePRV:
+def as_row(c: Composed) -> DiscretePRV:
     """A group's composition as a row of the next level (its finite part and its mass at
     +inf; no discretisation error of its own: that is the leaves')."""
     pmf = c.pmf
@@ -128,8 +129,11 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     def step(r: tuple[Row, int]) -> tuple[DiscretePRV, int]:
         row = (dense(r[0]), r[1])
         return row if leaf is None else leaf(row)
-    # (then rows are made dense, and tilted, a group at a time)
-    lazy = len(rows) >= TREE_ALWAYS and not band_counts(rows)
+    if len(rows) >= TREE_ALWAYS and band_counts(rows):
+        # one window (band_counts), the rows kept packed: compose.py makes each dense in turn
+        ready = rows if leaf is None else [(pack(t), k) for t, k in map(step, rows)]
+        return compose(ready, window_mass, cancel=cancel, progress=progress, **kwargs)
+    lazy = len(rows) >= TREE_ALWAYS  # (then rows are made dense, and tilted, a group at a time)
     kept: dict[int, PreparedRow] = {}
     made: list[tuple[DiscretePRV, int]] = []
     if not lazy:
@@ -152,7 +156,7 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
         totals["done"] += 1
         if progress is not None:
             progress(0.8 * totals["done"] / max(nodes, 1))
-        return _as_row(c), 1
+        return as_row(c), 1
 
     # depth first, as a counter in base FAN_IN: a level's FAN_IN rows become one row of the
     # next as soon as they are there, so that at most FAN_IN - 1 wait on each level (memory
@@ -172,8 +176,22 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     top = compose(left, 0.5 * window_mass, cancel=cancel,
                   progress=None if progress is None else (lambda f: progress(0.8 + 0.2 * f)), **kwargs)
     err_abs, log_rel = totals["err_abs"], totals["log_rel"]
-    grow = math.exp(log_rel)  # the other groups' total masses, at most
-    err = grow * err_abs
-    rel = math.expm1(math.log1p(top.err_rel) + log_rel) if top.err_rel < 1 else top.err_rel
-    parts = {**top.parts, "groups": nodes, "group_err": err}
-    return replace(top, err_abs=top.err_abs + err, err_rel=rel, parts=parts)
+    return _with_errors(top, math.exp(log_rel) * err_abs, log_rel, nodes)
+
+
+def _with_errors(c: Composed, err: float, log_rel: float, groups: int) -> Composed:
+    """``c`` with groups' errors carried into it: ``err`` (already times the masses it passes
+    through) added to its err_abs, the relative factor e^log_rel multiplied into its err_rel."""
+    rel = math.expm1(math.log1p(c.err_rel) + log_rel) if c.err_rel < 1 else c.err_rel
+    parts = {**c.parts, "groups": c.parts.get("groups", 0) + groups,
+             "group_err": c.parts.get("group_err", 0.0) + err}
+    return replace(c, err_abs=c.err_abs + err, err_rel=rel, parts=parts)
+
+
+def carried(c: Composed, group: Composed) -> Composed:
+    """``c``, a composition one of whose rows was ``group`` (as_row), with ``group``'s errors
+    carried into it (module docstring: the error passes through with a factor of at most the
+    other rows' mass, 1 up to c's own relative error)."""
+    log_rel = math.log1p(group.err_rel) if group.err_rel < 1 else math.inf
+    grow = 1.0 + c.err_rel if c.err_rel < 1 else math.inf
+    return _with_errors(c, grow * group.err_abs, log_rel, group.parts.get("groups", 0))

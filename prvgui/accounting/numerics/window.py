@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from .discretize import DiscretePRV
+from .packed import Row, cells, dense, stub
 
 
 def cgf_blocks(d: DiscretePRV, blocks: int = 2048) -> tuple[np.ndarray, np.ndarray, float]:
@@ -80,9 +81,13 @@ class PreparedRow:
     kept (a window needs about a third of them; a steps curve's counts share them). ``blocks``:
     cgf_blocks's count (ONCE_BLOCKS for a row drawn once)."""
 
-    def __init__(self, d: DiscretePRV, blocks: int = 2048) -> None:
-        self.d = d
+    def __init__(self, d: Row, blocks: int = 2048) -> None:
+        self.d = d  # (packed or not: its masses are made dense only for the blocks)
         self.blocks = blocks
+        s = stub(d)
+        #: the row's smallest and largest value
+        self.lowest = s.start * s.h + s.shift
+        self.highest = (s.start + cells(d) - 1) * s.h + s.shift
         self._blocks: tuple | None = None
         self._cgf = np.full((2, LAMBDAS.size), np.nan)  # row 0: +lambda, row 1: -lambda
 
@@ -92,7 +97,7 @@ class PreparedRow:
         todo = idx[np.isnan(row[idx])]
         if todo.size:
             if self._blocks is None:
-                self._blocks = cgf_blocks(self.d, self.blocks)
+                self._blocks = cgf_blocks(dense(self.d), self.blocks)
             row[todo] = _cgf_bounds(self._blocks, -LAMBDAS[todo] if negative else LAMBDAS[todo])
         return row[idx]
 
@@ -115,13 +120,12 @@ def choose_windows(fixed: Sequence[tuple[PreparedRow, float]], row: PreparedRow 
     width, never validity. (0, 0, 0) where nothing is composed."""
     cs = np.asarray(counts, dtype=float) if row is not None else np.zeros(len(counts))
     log_t = math.log(2.0 / mass)
-    lo_f = sum(k * (r.d.start * r.d.h + r.d.shift) for r, k in fixed)
-    hi_f = sum(k * ((r.d.start + r.d.pmf.size - 1) * r.d.h + r.d.shift) for r, k in fixed)
+    lo_f = sum(k * r.lowest for r, k in fixed)
+    hi_f = sum(k * r.highest for r, k in fixed)
     lo_all, hi_all = lo_f + cs * 0.0, hi_f + cs * 0.0
     if row is not None:
-        d = row.d
-        lo_all = lo_all + cs * (d.start * d.h + d.shift)
-        hi_all = hi_all + cs * ((d.start + d.pmf.size - 1) * d.h + d.shift)
+        lo_all = lo_all + cs * row.lowest
+        hi_all = hi_all + cs * row.highest
 
     def bound(negative: bool) -> np.ndarray:
         def g(idx: np.ndarray) -> np.ndarray:

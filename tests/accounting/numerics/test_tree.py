@@ -97,3 +97,41 @@ def test_a_schedule_gives_the_same_bracket_grouped_or_not(monkeypatch):
     flat = Accountant(rows, 0.01).epsilon(1e-8)
     assert grouped.lower <= flat.upper and flat.lower <= grouped.upper
     assert abs((grouped.upper - grouped.lower) - (flat.upper - flat.lower)) < 2e-3
+
+
+@pytest.mark.slow
+def test_a_mixed_release_of_300_rows_agrees_with_one_window(monkeypatch):
+    """300 distinct rows of every shape at once (groups always): randomized responses and pure DP
+    (atoms only), approximate DP (mass at +inf), Laplace, DP-SGD steps drawn once to three times.
+    Grouped and on one window the certified brackets overlap, and delta's brackets too."""
+    from prvgui.accounting import ApproxDP, PureDP
+    rng = np.random.default_rng(7)
+    makers = [lambda: RandomizedResponse(float(rng.uniform(0.005, 0.05))),
+              lambda: PureDP(float(rng.uniform(0.001, 0.02))),
+              lambda: ApproxDP(float(rng.uniform(0.001, 0.01)), float(rng.uniform(1e-12, 1e-10))),
+              lambda: Laplace(float(rng.uniform(50.0, 200.0))),
+              lambda: SubsampledGaussian(float(rng.uniform(1.0, 2.0)), float(rng.uniform(0.001, 0.02)))]
+    rows = [Row(makers[i % 5](), int(rng.integers(1, 4))) for i in range(300)]
+    acc = Accountant(rows, 0.02)
+    grouped, d_grouped = acc.epsilon(1e-8), acc.delta(1.0)
+    assert max(part["groups"] for part in acc.error_budget(1e-8)) > 50
+    monkeypatch.setattr(tree, "TREE_MIN", 10 ** 9)
+    monkeypatch.setattr(tree, "TREE_ALWAYS", 10 ** 9)
+    flat_acc = Accountant(rows, 0.02)
+    flat, d_flat = flat_acc.epsilon(1e-8), flat_acc.delta(1.0)
+    assert grouped.lower <= flat.upper and flat.lower <= grouped.upper
+    assert d_grouped.lower <= d_flat.upper and d_flat.lower <= d_grouped.upper
+
+
+def test_the_steps_curve_over_many_other_rows_matches_single_queries():
+    """The epsilon-versus-count curve of one row beside 40 distinct others (composed once, in
+    groups, then one row of every point): each point's bracket overlaps the bracket of the
+    composition with that count, computed on its own."""
+    rows = [Row(SubsampledGaussian(1.0, 0.02), 100)] + \
+        [Row(SubsampledGaussian(0.9 + 0.02 * i, 0.003 + 0.0002 * i), 1) for i in range(40)]
+    acc = Accountant(rows, 0.01)
+    counts, bounds = acc.epsilon_vs_count(0, [0, 10, 100, 400], 1e-6)
+    for c, b in zip(counts, bounds):
+        alone = Accountant([Row(rows[0].mechanism, int(c))] + rows[1:], 0.01).epsilon(1e-6)
+        assert b.lower <= alone.upper and alone.lower <= b.upper
+        assert b.upper - b.lower <= 2 * 0.01 * 1.05
