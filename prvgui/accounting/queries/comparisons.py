@@ -80,8 +80,14 @@ def _scan(rows: Sequence[Row]) -> tuple[list[Row], bool]:
     return active, any(r.mechanism.is_blatant() for r in active)
 
 
+#: rows whose RDP curve (100-odd floats) and mu^2 are kept: a window of thousands of distinct
+#: rows asks for each several times (the headline, the curves, the risk), and an LRU cache
+#: smaller than the rows misses every time
+ROW_CACHE = 1 << 14
+
+
 # ------------------------------------------------------------------ RDP (a bound)
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=ROW_CACHE)
 @np.errstate(all="ignore")
 def _row_rdp(mech: Mechanism) -> np.ndarray | None:
     """RDP of one run at ORDERS (inf where not computed); None if RDP does not apply."""
@@ -144,7 +150,7 @@ def _rdp_delta(r: np.ndarray, eps: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ GDP / CLT (approximation)
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=ROW_CACHE)
 @np.errstate(all="ignore")
 def _row_mu2(mech: Mechanism) -> float | None:
     """mu^2 of one run (the larger of the two orders); None if GDP does not apply."""
