@@ -159,7 +159,7 @@ def nothing_composed(monkeypatch):
 
     def forbidden(*args, **kwargs):
         raise AssertionError("composed before the cost check")
-    monkeypatch.setattr(accountant, "compose", forbidden)
+    monkeypatch.setattr(accountant, "compose_many", forbidden)
     monkeypatch.setattr(view_model, "compute", forbidden)
 
 
