@@ -298,6 +298,9 @@ class Mechanism:
 
     #: the name in files, the CLI and the registry
     kind: ClassVar[str] = ""
+    #: about how long ``rdp`` at the comparison accountants' orders takes (a closed form: well
+    #: under a millisecond; a kind whose RDP is a quadrature says so: the window's estimate)
+    rdp_seconds: ClassVar[float] = 1e-4
     #: the name people read (menus, tables, reports)
     title: ClassVar[str] = ""
     #: one sentence saying what the mechanism does, for people (tooltips of menus and lists);

@@ -107,6 +107,8 @@ class SubsampledLaplace(SampledBatches, Mechanism):  # type: ignore[misc, overri
     """Laplace mechanism on a Poisson subsample."""
 
     kind = "subsampled_laplace"
+
+    rdp_seconds = 0.025  # (its RDP is a quadrature at each order: about 25 ms)
     examples = ({"scale": 0.3, "sampling_rate": 0.03}, {"scale": 2.0, "sampling_rate": 0.5},
                 {"scale": 1.0, "sampling_rate": 0.05, "sampling": "fixed_size"})
     since_version = 1

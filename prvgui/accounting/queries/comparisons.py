@@ -84,18 +84,33 @@ def _scan(rows: Sequence[Row]) -> tuple[list[Row], bool]:
 #: rows asks for each several times (the headline, the curves, the risk), and an LRU cache
 #: smaller than the rows misses every time
 ROW_CACHE = 1 << 14
+_RDP: dict = {}
+_MISSING = object()
 
 
 # ------------------------------------------------------------------ RDP (a bound)
-@lru_cache(maxsize=ROW_CACHE)
 @np.errstate(all="ignore")
 def _row_rdp(mech: Mechanism) -> np.ndarray | None:
-    """RDP of one run at ORDERS (inf where not computed); None if RDP does not apply."""
+    """RDP of one run at ORDERS (inf where not computed); None if RDP does not apply. Kept for
+    ROW_CACHE mechanisms (then forgotten all at once)."""
+    out = _RDP.get(mech, _MISSING)
+    if out is not _MISSING:
+        return cast("np.ndarray | None", out)
     out = mech.rdp(ORDERS)
     if out is not None:
         out = np.array(out, dtype=float)
         out.setflags(write=False)
-    return out
+    if len(_RDP) >= ROW_CACHE:
+        _RDP.clear()
+    _RDP[mech] = out
+    return cast("np.ndarray | None", out)
+
+
+def rdp_seconds(rows: Sequence[Row]) -> float:
+    """About how long the RDP curves of ``rows`` not worked out yet will take (each kind's
+    ``Mechanism.rdp_seconds``, once per distinct mechanism): the comparison accountants' part of
+    a window's request."""
+    return sum(m.rdp_seconds for m in {r.mechanism for r in rows if r.count > 0} if m not in _RDP)
 
 
 def _rdp_split(active: list[Row]) -> tuple[np.ndarray, float, float]:

@@ -228,3 +228,15 @@ def test_rows_drawn_often_are_pictured_whole():
     assert len(sample_indices([1] * (TREE_ALWAYS - 1))) == TREE_ALWAYS - 1
     assert len(sample_indices([1] * 5000)) == 64
     assert len(sample_indices([BAND_COUNT] * 5000)) == 5000  # (one window: tree.band_counts)
+
+
+def test_a_window_prices_the_rdp_curves_it_has_not_worked_out():
+    """The comparison accountants' RDP of a subsampled row is a quadrature (about 45 ms): a
+    window of 40 distinct DP-SGD rows is priced for them until they are known, then not."""
+    from prvgui.accounting.queries.comparisons import compare_epsilon, rdp_seconds
+    rows = tuple(Row(SubsampledGaussian(1.0 + 0.0103 * i, 0.0123457), 1) for i in range(40))  # (new to the cache)
+    assert rdp_seconds(rows) == pytest.approx(40 * SubsampledGaussian.rdp_seconds)
+    before = cost(Request(rows, 1e-5, None, 0.01)).seconds
+    compare_epsilon(list(rows), 1e-5)
+    assert rdp_seconds(rows) == 0.0
+    assert cost(Request(rows, 1e-5, None, 0.01)).seconds == pytest.approx(before - 40 * 0.045)
