@@ -262,9 +262,13 @@ def cost(request: Request) -> Cost:
     if t is not None and t.runs == "fixed" and t.mean > 1:  # the best of k runs: their k-fold composition
         est = est + Accountant([Row(r.mechanism, r.count * int(t.mean)) for r in request.rows], request.eps_error,
                                request.neighbouring, group_size=request.group_size).cost(delta=request.delta)
-    # (the comparison accountants' RDP curves of the rows not worked out yet: a second each for
-    # a window of 25 distinct DP-SGD rows)
-    return est + Cost(VIEW_S + rdp_seconds(acc.rows), 0.0) if curves else est
+    if not curves:
+        return est
+    # (the comparison accountants' RDP curves of the rows not worked out yet: a second for a
+    # window of 25 distinct DP-SGD rows)
+    rdp = rdp_seconds(acc.rows)
+    why = f"the comparison accountants work out the rows' RDP curves ({rdp:.0f} s)" if rdp >= 1 else ""
+    return est + Cost(VIEW_S + rdp, 0.0, why=why)
 
 
 #: the curves a Result may still wait for, in the order ``compute`` delivers them

@@ -95,16 +95,14 @@ def _node_count(n_rows: int) -> int:
 
 
 def pays(rows: list[tuple[DiscretePRV, int]], window_mass: float, kept: dict[int, PreparedRow]) -> bool:
-    """Whether grouping is worth it: enough rows, and the first level's windows (the mean over a
-    sample of groups) TREE_COST times shorter than the whole window; always from TREE_ALWAYS
-    rows on (measured on 1000 distinct DP-SGD steps: 25% slower than one window where the
-    groups' windows are half the whole one, 3 times faster where the tilted whole window is
-    eight groups' wide). ``kept``: the rows' PreparedRow by id."""
+    """Whether grouping is worth it below TREE_ALWAYS rows: enough rows, and the first level's
+    windows (the mean over a sample of groups) TREE_COST times shorter than the whole window
+    (measured on 1000 distinct DP-SGD steps: 25% slower than one window where the groups'
+    windows are half the whole one, 3 times faster where the tilted whole window is eight
+    groups' wide). ``kept``: the rows' PreparedRow by id."""
     live = [(d, k) for d, k in rows if k > 0]
     if len(live) < TREE_MIN:
         return False
-    if len(live) >= TREE_ALWAYS:
-        return True
     groups = _groups(live)
     whole = choose_window([(prepared_row(d, kept, k), k) for d, k in live], window_mass)
     sample = groups[::max(1, len(groups) // 8)]
