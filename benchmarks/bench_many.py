@@ -39,6 +39,19 @@ else:
     params = rng.uniform(50.0, 200.0, n).tolist()
 """
 
+#: a dp-accounting accountant (``Peer``) composing one event per row
+PEER = """
+from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
+def event(p):
+    e = PoissonSampledDpEvent(p[1], GaussianDpEvent(p[0])) if kind == "sg" else GaussianDpEvent(p)
+    return SelfComposedDpEvent(e, count) if count > 1 else e
+def answer():
+    acc = Peer()
+    for p in params:
+        acc.compose(event(p))
+    return [acc.get_epsilon(delta)]
+"""
+
 PROGRAMS = {
     "prvgui": """
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
@@ -55,29 +68,11 @@ def answer():
     return [b.lower, b.estimate, b.upper]
 """,
     "rdp": """
-from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
-from dp_accounting.rdp import RdpAccountant
-def event(p):
-    e = PoissonSampledDpEvent(p[1], GaussianDpEvent(p[0])) if kind == "sg" else GaussianDpEvent(p)
-    return SelfComposedDpEvent(e, count) if count > 1 else e
-def answer():
-    acc = RdpAccountant()
-    for p in params:
-        acc.compose(event(p))
-    return [acc.get_epsilon(delta)]
-""",
+from dp_accounting.rdp import RdpAccountant as Peer
+""" + PEER,
     "pld": """
-from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
-from dp_accounting.pld import PLDAccountant
-def event(p):
-    e = PoissonSampledDpEvent(p[1], GaussianDpEvent(p[0])) if kind == "sg" else GaussianDpEvent(p)
-    return SelfComposedDpEvent(e, count) if count > 1 else e
-def answer():
-    acc = PLDAccountant()
-    for p in params:
-        acc.compose(event(p))
-    return [acc.get_epsilon(delta)]
-""",
+from dp_accounting.pld import PLDAccountant as Peer
+""" + PEER,
 }
 
 RUN = """

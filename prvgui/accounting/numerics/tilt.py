@@ -74,6 +74,8 @@ def tilted_mean(blocks: Sequence[tuple[tuple, int]], lam: float) -> float:
 #: the blocks a row is summarised by when choosing Chernoff's lambda (it only steers), and the
 #: bisection's steps in log lambda (LAMBDA_MIN..LAMBDA_MAX to a factor 1 + 2e-8)
 STEER_BLOCKS, STEER_STEPS = 256, 30
+#: the smallest lambda choose_lambda_for_delta returns
+_LAM_LO = 1e-4
 
 
 def _stacked(rows: Sequence[tuple[Row, int]]):
@@ -128,10 +130,6 @@ def choose_lambda_for_delta(rows: Sequence[tuple[Row, int]], delta: float,
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if rising(mid) else (mid, hi)
     return math.exp(0.5 * (lo + hi))
-
-
-#: the smallest lambda choose_lambda_for_delta returns
-_LAM_LO = 1e-4
 
 
 def _cells(d: DiscretePRV) -> tuple[np.ndarray, np.ndarray, float]:
