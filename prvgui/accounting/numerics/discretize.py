@@ -42,7 +42,9 @@ inequality for independent draws then gives
     P(sum F - E sum F > u) <= exp(-u^2 / (2 (sum_i k_i sigma_i^2 + M u / 3)))
 
 which replaces the Hoeffding term when it is smaller (``coupling_failure`` takes the better of
-the two). A tail holding 10^-3 of the mass in cells 3 h wide adds 0.8% to sigma^2 and saves two
+the two, or ``class_failure``'s Chernoff bound by width of cell when that is smaller still: it
+charges a wide cell in proportion to its mass, so that the tails of many distinct rows can have
+cells hundreds of meshes wide; pipeline.class_plan). A tail holding 10^-3 of the mass in cells 3 h wide adds 0.8% to sigma^2 and saves two
 thirds of its cdf evaluations; pipeline.make_plan sizes the tiers and the mesh together.
 """
 from __future__ import annotations
@@ -54,7 +56,7 @@ from typing import Callable
 import numpy as np
 
 from ..core.errors import GridTooLarge
-from ..pairs.prv import PRV
+from ..pairs.prv import PRV, _search
 
 _ULP = 2.0 ** -52
 #: accuracy, in units of 2^-53, that the PRVs' cdf (absolute, left of the split) and sf
@@ -97,11 +99,23 @@ class DiscretePRV:
     #: cell is h wide, so (h / 2)^2 and h)
     spread: float | None = None
     width_max: float | None = None
+    #: (half-width, probability) of each width of cell that holds mass, coarse cells included,
+    #: each half-width widened as ``spread``'s (the cells' classes of ``class_failure``); ()
+    #: when not recorded: then every cell is taken as wide as the widest, coarse ones apart
+    classes: tuple[tuple[float, float], ...] = ()
 
     @property
     def second_moment(self) -> float:
         """A bound on E[(D - s)^2] over the non-coarse cells (Bernstein's variance)."""
         return (0.5 * self.h) ** 2 if self.spread is None else self.spread
+
+    @property
+    def width_classes(self) -> tuple[tuple[float, float], ...]:
+        """``classes``, or the bound that holds without them."""
+        if self.classes:
+            return self.classes
+        wide = ((self.coarse_half, self.coarse_prob),) if self.coarse_prob > 0 else ()
+        return ((0.5 * self.widest, 1.0), *wide)
 
     @property
     def widest(self) -> float:
@@ -130,8 +144,8 @@ def coarse_plan(t: float, h: float, k_total: int, err: float) -> tuple[float, in
 def coupling_failure(parts: list[tuple[DiscretePRV, int]], t: float, h: float) -> tuple[float, dict]:
     """A bound on the probability that the discretisation errors of the draws sum to more
     than t (the same bound holds for less than -t; each side of the profile uses one), plus
-    the rows' cut tails; with its terms. (Module docstring: the minimum over m of the
-    coarse-tail bound.)"""
+    the rows' cut tails; with its terms. The better of two bounds: the minimum over m of the
+    coarse-tail bound (module docstring) and ``class_failure`` (cells of many widths)."""
     bias = sum(k * d.bias for d, k in parts)
     lam = sum(k * d.coarse_prob for d, k in parts) * (1 + 1e-9)
     mean_c = sum(k * d.coarse_prob * d.coarse_half for d, k in parts) * (1 + 1e-9)
@@ -148,9 +162,94 @@ def coupling_failure(parts: list[tuple[DiscretePRV, int]], t: float, h: float) -
                     math.exp(-slack * slack / (2.0 * (var + big * slack / 3.0)))) if slack > 0 else 1.0
         many = math.exp((m + 1) * math.log(lam) - math.lgamma(m + 2)) if lam > 0 else 0.0
         best = min(best, (hoeff + many, hoeff, m))
+    by_class = class_failure(parts, t)
+    if by_class < best[0]:
+        best = (by_class, by_class, -1)
     trunc = sum(k * d.tail_prob for d, k in parts) * (1 + 1e-12)  # (1e-12: mass_rounding)
     return min(1.0, best[0] + trunc), {"hoeffding": best[1], "coarse": best[0] - best[1],
-                                       "coarse_draws": best[2], "truncation": trunc, "bias": bias}
+                                       "coarse_draws": max(best[2], 0), "by_class": best[2] < 0,
+                                       "truncation": trunc, "bias": bias}
+
+
+def _g(x: np.ndarray) -> np.ndarray:
+    """(e^x - 1 - x) / x^2 for x >= 0 (increasing; 1/2 at 0), rounded up; inf past overflow."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = (np.expm1(x) - x) / (x * x)
+    small = 0.5 + x / 6 + x * x / 12  # (the series' x^2 / 24 + x^3 / 120 + ... is below x^2 / 12)
+    return np.where(x < 1e-3, small, big) * (1 + 1e-12)
+
+
+def class_failure(parts: list[tuple[DiscretePRV, int]], t: float) -> float:
+    """Chernoff's bound on P(sum D > t) (and on P(sum D < -t)) from the cells' widths.
+
+    For one draw let Z = D - s (in [-w_J / 2, w_J / 2], w_J the width of the cell J the draw
+    lands in, each widened as ``classes`` say) and X = D - E D = Z - E Z; |E D| <= bias, so
+    sum D > t needs sum X > t - B (B the summed bias). With g(y) = (e^y - 1 - y) / y^2,
+    increasing, e^y = 1 + y + y^2 g(y) for every y; for theta > 0, theta X <= theta m_c in a
+    cell of class c (m_c = w_c / 2 + |s| + bias >= |X| there), so
+
+        E e^(theta X) = 1 + theta^2 E[X^2 g(theta X)] <= 1 + theta^2 sum_c g(theta m_c) E[X^2; c]
+                      <= 1 + theta^2 (g(theta m_f) V + sum_c (g(theta m_c) - g(theta m_f)) p_c m_c^2)
+
+    with m_f the least m_c, V = sum_c p_c (w_c / 2)^2 >= E Z^2 >= E X^2 and E[X^2; c] <=
+    p_c m_c^2. Hence P(sum X > u) <= exp(-theta u + sum_i k_i psi_i(theta)), psi_i the log of
+    the right-hand side for row i, for every theta > 0: this takes the least over a grid of
+    theta and a golden-section search around its best point (any theta is a valid bound). The
+    same holds for -X; and when sum_i k_i max_c m_c < u the bound is 0. A wide cell costs in proportion to its mass: far tails may have cells
+    hundreds of meshes wide (pipeline.make_plan's ``tiers`` for many rows)."""
+    u = t - sum(k * d.bias for d, k in parts)
+    rows = [(d, k) for d, k in parts if k > 0]
+    if u <= 0 or not rows:
+        return 1.0 if u <= 0 else 0.0
+    ks, var, m_f, cls_row, cls_m, cls_w = [], [], [], [], [], []
+    for i, (d, k) in enumerate(rows):
+        a = abs(d.shift) + d.bias
+        classes = d.width_classes
+        ks.append(float(k))
+        var.append(sum(p * w * w for w, p in classes))
+        m_f.append(min(w for w, _ in classes) + a)
+        for w, p in classes:
+            if w + a > m_f[-1]:
+                cls_row.append(i)
+                cls_m.append(w + a)
+                cls_w.append(p * (w + a) ** 2)
+    k_arr, v_arr, mf_arr = np.array(ks), np.array(var), np.array(m_f)
+    c_row, c_m, c_w = np.array(cls_row, dtype=np.int64), np.array(cls_m), np.array(cls_w)
+    widest = mf_arr.copy()
+    np.maximum.at(widest, c_row, c_m)
+    if float(np.sum(k_arr * widest)) * (1 + 1e-9) < u:
+        return 0.0  # (|X_i| <= m: the errors cannot sum to u)
+
+    def exponent(theta: float) -> float:
+        with np.errstate(invalid="ignore", over="ignore"):  # (past overflow: inf, or nan)
+            g_f = _g(theta * mf_arr)
+            inner = g_f * v_arr
+            if c_row.size:
+                inner = inner + np.bincount(c_row, weights=(_g(theta * c_m) - g_f[c_row]) * c_w,
+                                            minlength=len(rows))
+            total = float(np.sum(k_arr * np.log1p(theta * theta * inner))) * (1 + 1e-9)
+        return -theta * u + total if math.isfinite(total) else math.inf
+
+    theta0 = u / max(float(np.sum(k_arr * v_arr)), 1e-300)
+    grid = theta0 * 2.0 ** (np.arange(-48, 97) / 4)
+    vals = [exponent(x) for x in grid]
+    j = int(np.argmin(vals))
+    lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
+    best = vals[j]
+    ratio = (math.sqrt(5) - 1) / 2
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    fa, fb = exponent(a), exponent(b)
+    for _ in range(24):
+        if fa < fb:
+            hi, b, fb = b, a, fa
+            a = hi - ratio * (hi - lo)
+            fa = exponent(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + ratio * (hi - lo)
+            fb = exponent(b)
+    best = min(best, fa, fb)
+    return min(1.0, math.exp(best)) if best < 700 else 1.0
 
 
 #: the cdf and sf are evaluated this many edges at a time (progress on long rows)
@@ -196,21 +295,25 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     c = prv.cont
     coarse_mass, fine_cells, sf_split, edge_max = 0.0, None, 1.0, 0.0
     spread = half_mean = 0.0  # sums of p_j (w_j / 2)^2 (non-coarse) and of p_j w_j / 2 (all)
+    by_width: np.ndarray = np.zeros(2)  # mass by width of cell
     w_max = 1
     if c is not None and c.mass > 0:
-        a, b = c.lower_cut(tau, 0.25 * h), c.upper_cut(tau, 0.25 * h)  # a cell's accuracy
+        # (to a quarter of the widest cell there: a cell's accuracy)
+        r_out = max((r for p, r in (*tiers, coarse) if r >= 3 and p / 2 > tau), default=1)
+        tails = Tails(c, h, tau)
+        a, b = tails.lower_cut(tau, 0.25 * h * r_out), tails.upper_cut(tau, 0.25 * h * r_out)
         j_lo = math.floor(a / h + 0.5)
         j_hi = max(math.ceil(b / h - 0.5), j_lo)
         if j_hi - j_lo + 2 > max_cells:
             raise GridTooLarge(j_hi - j_lo + 2, max_cells, b - a)
-        e_idx = _edges(c, h, j_lo, j_hi, tau, coarse, tiers)
+        e_idx = _edges(tails, h, j_lo, j_hi, tau, coarse, tiers)
         edges = (e_idx - 0.5) * h
         edge_max = max(abs(float(edges[0])), abs(float(edges[-1])))
         # split at the last edge below the median: cdf differences left, sf right (each tail
         # keeps its relative precision, and the mass right of the split is at least half,
         # which mass_rounding needs)
         # (k = 0: the first cell holds half the mass, and everything comes from the sf)
-        median = c.lower_cut(0.5 * c.mass, h)
+        median = tails.lower_cut(0.5 * c.mass, math.inf)  # (left of the median: the scan's point)
         k = int(np.clip(np.searchsorted(edges, median, side="right") - 1, 1, edges.size - 1))
         if k == 1 and float(c.cdf(edges[1:2])[0]) > 0.5 * c.mass:
             k = 0
@@ -235,6 +338,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         spread = float(np.sum(masses[~is_coarse] * half_w[~is_coarse] ** 2))
         half_mean = float(np.sum(masses * half_w))
         w_max = int(width[~is_coarse].max()) if (~is_coarse).any() else 1
+        by_width = np.bincount(width, weights=masses, minlength=2)
         single = np.flatnonzero(width == 1)
         if float(masses[width > 1].sum()) > 0 and single.size:
             fine_cells = (int(e_idx[single[0]]), int(e_idx[single[-1]]) + 1)  # grid indices
@@ -243,6 +347,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         pieces.append((int(round(loc / h)), np.array([m])))
         spread += m * (0.5 * h) ** 2
         half_mean += m * 0.5 * h
+        by_width[1] += m
     start = min(p[0] for p in pieces)
     stop = max(p[0] + p[1].size for p in pieces)
     if stop - start + 2 > max_cells:  # atoms far apart on a fine mesh (pure DP at epsilon 1e6)
@@ -279,6 +384,9 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
             f"the discretised PRV's mean is off by {shift:.3g} (mesh {h:.3g}); the mechanism's "
             "mean could not be computed accurately enough for these parameters")
     tail_prob = cut / fin
+    widen = 1 + 128 * _ULP * (1.0 + edge_max) / h
+    classes = tuple((0.5 * w * h * widen, float(m) / kept * (1 + 1e-12))
+                    for w, m in enumerate(by_width) if m > 0)
     fine = sparse = None
     if fine_cells is not None:
         fine = (max(0, fine_cells[0] - start), min(pmf.size, fine_cells[1] - start))
@@ -287,8 +395,7 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
                        r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse, int(round(idx_mean)),
                        mass_rounding(sf_split / c.mass if c is not None and c.mass > 0 else math.inf,
                                      pmf.size, bool(prv.atoms)),
-                       spread / kept * (1 + 1e-12) * (1 + 128 * _ULP * (1.0 + edge_max) / h) ** 2,
-                       w_max * h)
+                       spread / kept * (1 + 1e-12) * widen ** 2, w_max * h, classes)
 
 
 def mass_rounding(sf_split: float, cells: int, atoms: bool = False) -> float:
@@ -332,6 +439,66 @@ def mass_factors(parts: list[tuple[DiscretePRV, int]]) -> tuple[float, float]:
     return math.exp(log_lo), (math.exp(log_hi) if log_hi < 709.0 else math.inf)
 
 
+class Tails:
+    """A continuous part's tails scanned once, outwards from its centre on points 2^(1/16) apart
+    in distance (from one mesh step on), down to ``tau``; ``lower_cut`` and ``upper_cut`` as
+    Continuous's, answered from the scan when ``tol`` allows (the first point beyond the
+    crossing), else searched within the scan's bracket."""
+
+    STEPS = 16  # points per doubling of the distance
+
+    def __init__(self, c, h: float, tau: float) -> None:
+        self.c = c
+        self.left = self._scan(c.cdf, -1.0, c.lo, h, tau)
+        self.right = self._scan(c.sf, 1.0, c.hi, h, tau)
+
+    def _scan(self, tail, direction: float, end: float, h: float, tau: float):
+        xs, vals, j0 = [], [], 0
+        centre = self.c.centre
+        while True:
+            dist = h * 2.0 ** ((j0 + np.arange(4 * self.STEPS)) / self.STEPS)
+            x = centre + direction * dist
+            past = np.flatnonzero(direction * (x - end) >= 0) if math.isfinite(end) else np.zeros(0, int)
+            if past.size:
+                x = np.append(x[:int(past[0])], end)
+            v = np.asarray(tail(x), dtype=float)
+            xs.append(x)
+            vals.append(v)
+            if past.size or v[-1] <= tau:
+                break
+            j0 += 4 * self.STEPS
+            if dist[-1] > 1e16 + abs(centre):  # (prv._search's limit, and its message)
+                raise ArithmeticError("PRV tail does not decay; cannot truncate")
+        return np.concatenate(xs), np.concatenate(vals)
+
+    def _cut(self, side, tail, direction: float, tau: float, tol: float) -> float:
+        xs, vals = side
+        below = np.flatnonzero(vals <= tau)
+        if not below.size:
+            return float(xs[-1])  # (the support's end, where the tail is still above tau)
+        i = int(below[0])
+        far = float(xs[i])
+        near = float(xs[i - 1]) if i > 0 else self.c.centre
+        if abs(far - near) <= tol:
+            return far
+        return _search(tail, tau, near, far, direction, tol)
+
+    def lower_cut(self, tau: float, tol: float = 0.0) -> float:
+        return self._cut(self.left, self.c.cdf, -1.0, tau, tol)
+
+    def upper_cut(self, tau: float, tol: float = 0.0) -> float:
+        return self._cut(self.right, self.c.sf, 1.0, tau, tol)
+
+
+def _within(r: int, room: int) -> int:
+    """Width r, or the widest odd width that fits in ``room`` cells when r does not (a
+    narrower cell is always allowed; a wider one would reach past the cut)."""
+    if r <= room:
+        return r
+    r = max(1, room)
+    return r - 1 + r % 2
+
+
 def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int],
            tiers: tuple[tuple[float, int], ...] = ()) -> np.ndarray:
     """Cell indices of the edges (edge i at (e_i - 1/2) h): single cells from j_lo to j_hi, or
@@ -344,16 +511,17 @@ def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, i
     # fine cells from j_a[0] to j_b[0]; tier i beyond j_a[i] and j_b[i]
     j_a: list[int] = []
     j_b: list[int] = []
-    for p, r in use:
-        a = max(j_lo, min(j_hi, math.floor(c.lower_cut(p / 2, r * h) / h + 0.5)))
+    for p, _ in use:
+        a = max(j_lo, min(j_hi, math.floor(c.lower_cut(p / 2, math.inf) / h + 0.5)))
         j_a.append(min(a, j_a[-1]) if j_a else a)
-    for p, r in use:
-        b = min(j_hi, max(j_a[0], math.ceil(c.upper_cut(p / 2, r * h) / h - 0.5)))
+    for p, _ in use:
+        b = min(j_hi, max(j_a[0], math.ceil(c.upper_cut(p / 2, math.inf) / h - 0.5)))
         j_b.append(max(b, j_b[-1]) if j_b else b)
     left, right = [], []
     e = j_a[0]
     for i, (_, r) in enumerate(use):
         stop = max(j_a[i + 1] if i + 1 < len(use) else j_lo, j_lo)
+        r = _within(r, e - j_lo)
         n = -(-(e - stop) // r) if e > stop else 0
         left.append(e - r * np.arange(n, 0, -1))
         e -= n * r
@@ -362,6 +530,7 @@ def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, i
     e = j_b[0] + 1
     for i, (_, r) in enumerate(use):
         stop = min(j_b[i + 1] + 1 if i + 1 < len(use) else j_hi + 1, j_hi + 1)
+        r = _within(r, j_hi + 1 - e)
         n = -(-(stop - e) // r) if stop > e else 0
         right.append(e + r * np.arange(1, n + 1))
         e += n * r

@@ -27,6 +27,10 @@ factor ``_bernstein_h`` finds. ``make_plan`` takes the most tiers whose mesh sta
 TIER_MESH of Hoeffding's (a long composition's tails are then cut with a fraction of the cdf
 evaluations; a short one, where Bernstein's M term is large, keeps single cells).
 
+Many distinct rows (``class_plan``, from TIERED_ROWS rows on): the mesh and tiers 3^i h wide
+planned for discretize.class_failure, which charges a wide cell in proportion to its mass; the
+far tails of a thousand DP-SGD steps then take a fifth of the cdf evaluations.
+
 When a composition's loss range needs more grid points than allowed, ``coarsened`` widens
 the accuracy (t, h and the aggregation together) until it fits, by one rule for every caller.
 """
@@ -36,15 +40,21 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
+import numpy as np
+from scipy.optimize import minimize_scalar
+
 from .compose import MAX_COARSENING, Composed
 from ..core.errors import Cancelled, GridTooLarge, grid_exhausted
-from .discretize import COARSE_SHARE, DiscretePRV, coarse_plan, coupling_failure, discretize
+from .discretize import COARSE_SHARE, DiscretePRV, _g, coarse_plan, coupling_failure, discretize
 from .profile import CertifiedProfile
 from ..pairs.prv import PRV
 from .packed import Row, pack as packed, stub
 from .reuse import discretized
 from .tree import TREE_ALWAYS
 
+#: distinct rows from which make_plan may take class_plan's tiers; their share of a draw's
+#: inner term at the planned theta, and how many (widths 3, 9, ..., 3^CLASS_TIERS)
+TIERED_ROWS, CLASS_SHARE, CLASS_TIERS = 16, 0.1, 8
 #: fractions of eps_error spent on the coupling distance t and on aggregation
 T_FRACTION = 0.88
 AGG_FRACTION = 0.06
@@ -111,7 +121,51 @@ def tier_plan(u: float, k_total: int, log_e: float, r_coarse: int) -> tuple[tupl
     return best
 
 
-def make_plan(eps_error: float, scale: float, k_total: int, err: float) -> Plan:
+def _class_step(rho: float, k_total: int, share: float) -> tuple[float, float]:
+    """(min over x of -x rho + K log1p((1 + share) x^2 g(x / 2) / 4), the x there): the
+    exponent of discretize.class_failure with u / h = rho and x = theta h, every draw's cells h
+    wide but for wider tail cells that add ``share`` to its inner term."""
+    def f(log_x: float) -> float:
+        x = math.exp(log_x)
+        g = float(_g(np.array([0.5 * x]))[0])
+        return -x * rho + k_total * math.log1p((1 + share) * x * x * g / 4)
+    res = minimize_scalar(f, bounds=(math.log(1e-6), math.log(1e3)), method="bounded",
+                          options={"xatol": 1e-6})
+    return float(res.fun), math.exp(float(res.x))
+
+
+def class_plan(t: float, k_total: int, log_e: float) -> tuple[tuple, float]:
+    """(tiers, mesh) for discretize.class_failure: the mesh whose all-fine exponent, raised
+    by CLASS_SHARE, is -log_e, and cells 3^i h wide where each tail of a draw holds at most
+    p_i / 2, p_i sized so that each tier adds an equal part of CLASS_SHARE at the planned theta
+    (tiers whose p_i / 2 is below the draws' tail cut are left out of the split)."""
+    lo, hi = math.log(1e-3 / t), math.log(1e9 / t)  # bisection on log(u / h)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if _class_step(math.exp(mid), k_total, CLASS_SHARE)[0] <= -log_e:
+            hi = mid
+        else:
+            lo = mid
+    rho = math.exp(hi)
+    x = _class_step(rho, k_total, CLASS_SHARE)[1]
+    g_f = float(_g(np.array([0.5 * x]))[0])
+    tau = math.exp(-log_e) / (2.0 * k_total)  # (a draw's tail cut: Plan.tau at finite mass 1)
+    widths = [3 ** i for i in range(1, CLASS_TIERS + 1)]
+    # a tier's cells add p (g_c r^2 - g_f) h^2 / 4 to the inner term: p g_f ((r^2 - 1) h^2 / 4)
+    # to V and p (g_c - g_f) (r h / 2)^2 to the sum over the classes
+    gains = [float(_g(np.array([0.5 * x * r]))[0]) * r * r - g_f for r in widths]
+    n = len(widths)
+    for _ in range(2):  # (the split over the tiers that are used)
+        ps = [CLASS_SHARE * g_f / (n * gain) if math.isfinite(gain) else 0.0 for gain in gains]
+        n = max(1, sum(p / 2 > tau for p in ps))
+    return tuple((p, r) for p, r in zip(ps, widths) if p / 2 > tau), t / rho
+
+
+def make_plan(eps_error: float, scale: float, k_total: int, err: float, rows: int = 1) -> Plan:
+    """The plan for ``k_total`` draws of ``rows`` distinct rows: from TIERED_ROWS rows on,
+    with the tiers of ``class_plan`` when its mesh is at least TIER_MESH of the other one's
+    (discretising many distinct rows is then most of the work, and their far tails take a
+    fraction of the cdf evaluations)."""
     t = scale * T_FRACTION * eps_error
     u, log_e = (1 - COARSE_SHARE) * t, math.log(4.0 / err)
     h = u * math.sqrt(2.0 / (k_total * log_e))
@@ -121,6 +175,10 @@ def make_plan(eps_error: float, scale: float, k_total: int, err: float) -> Plan:
         h = h_t
         coarse = coarse_plan(t, h, k_total, err)
         tiers = tuple((p, r) for p, r in tiers if coarse[1] < 3 or (r < coarse[1] and p > coarse[0]))
+    if rows >= TIERED_ROWS:
+        by_class, h_c = class_plan(t, k_total, log_e)
+        if h_c >= TIER_MESH * h:
+            h, coarse, tiers = h_c, (0.0, 1), by_class
     return Plan(t, h, k_total, err, scale * AGG_FRACTION * eps_error, coarse, scale * eps_error, tiers)
 
 
@@ -177,7 +235,7 @@ def certify(composed: Composed, rows: Sequence[tuple[Row, int]], plan: Plan
 
 
 def coarsened(build: Callable[[float], T], eps_error: float, k_total: int, err: float, n_max: int,
-              scale: float = 1.0) -> tuple[T, float]:
+              scale: float = 1.0, rows: int = 1) -> tuple[T, float]:
     """``build(scale)`` from ``scale`` on, coarsening when the grid would exceed ``n_max``
     points: the next scale makes the loss range that did not fit take 90% of them. Returns the
     result and the scale it was built at; gives up past MAX_COARSENING."""
@@ -186,7 +244,7 @@ def coarsened(build: Callable[[float], T], eps_error: float, k_total: int, err: 
             return build(scale), scale
         except GridTooLarge as exc:
             needed = exc.width / (0.9 * n_max)
-            new_scale = scale * max(needed / make_plan(eps_error, scale, k_total, err).h, 1.05)
+            new_scale = scale * max(needed / make_plan(eps_error, scale, k_total, err, rows).h, 1.05)
             if new_scale > MAX_COARSENING:
                 raise grid_exhausted(exc.width, new_scale * eps_error, n_max) from None
             scale = new_scale

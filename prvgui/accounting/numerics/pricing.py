@@ -289,17 +289,18 @@ class CostModel:
         if k_total == 0:
             return ZERO, 0, 0, scale
         tally = _Tally(scale=scale)
-        plan0 = make_plan(self.eps_error, 1.0, k_total, err)
+        rows = sum(1 for k in counts if k > 0) + (1 if sweep else 0)
+        plan0 = make_plan(self.eps_error, 1.0, k_total, err, rows)
         tally.grid = max(int(pic.width(counts, plan0.e_w) / plan0.h), *(r.cells(plan0.h) for r in pic.rows))
 
         def attempt(s: float) -> int:
-            plan = make_plan(self.eps_error, s, k_total, err)
+            plan = make_plan(self.eps_error, s, k_total, err, rows)
             if agg_cap < plan.agg_max:
                 plan = replace(plan, agg_max=agg_cap)
             tally.scale = s
             return self._attempt(pic, counts, plan, extended, sweep, tally)
         try:
-            n = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale)[0]
+            n = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale, rows)[0]
         except MemoryError:  # no grid fits: the accountant will say so
             return Cost(tally.seconds, tally.peak, tally.grid, "", fits=False), 0, 0, tally.scale
         return Cost(tally.seconds, tally.peak, tally.grid, ""), n, tally.out, tally.scale
@@ -318,7 +319,7 @@ class CostModel:
         lam = choose_lambda_for_delta([(r.disc, k) for r, k in zip(pic.rows, weighted)], delta)  # type: ignore[misc]
         est, _, _, scale = self._build(order, err, agg_cap=AGG_REL / lam if lam else math.inf)
         # (on the mesh the composition lands on: coarsened when the base grid is too large)
-        plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
+        plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err, len(prvs))
         # (many rows are tilted a group at a time: their copies are the groups' memory)
         cells = 0.0 if pic.many else sum(r.cells(plan.h) for r in pic.rows)
         work = TILT_CELL_S * pic.weight * sum(max(r.edges(plan), 1.0) for r in pic.rows)

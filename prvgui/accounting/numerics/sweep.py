@@ -136,13 +136,13 @@ def _order_sweep(others, prv_j, cs, delta, level, eps_error, n_max, cancel, prog
     return coarsened(lambda scale: interruptible(_order_sweep_at, others, prv_j, cs, delta, level,
                                                  eps_error, scale, n_max, cancel, progress,
                                                  cancel=cancel, size=INTERRUPTIBLE_SIZE),
-                     eps_error, k_max, level, n_max)
+                     eps_error, k_max, level, n_max, rows=len(others) + 1)
 
 
 def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, cancel, progress
                     ) -> list[Bounds]:
     k_max = sum(k for _, k in others) + (int(cs.max()) if prv_j is not None else 0)
-    plan = make_plan(eps_error, scale, k_max, level)
+    plan = make_plan(eps_error, scale, k_max, level, len(others) + 1)
     h, agg_max = plan.h, plan.agg_max
     leaves = discretize_many(others, plan, n_max, cancel)
     # many distinct other rows: composed once, in groups (tree.py), and then one row of the

@@ -273,7 +273,7 @@ class Accountant:
             return interruptible(self._build_at, prvs, order, err, scale, progress, extended,
                                  cancel=self.cancel, size=INTERRUPTIBLE_SIZE)
         side, scale = coarsened(build, self.eps_error, k_total, err, self.n_max,
-                                SCREEN if screen else 1.0)
+                                SCREEN if screen else 1.0, len(prvs))
         if screen:
             side.budget["screen"] = True
         else:
@@ -286,7 +286,7 @@ class Accountant:
 
     def _build_at(self, prvs, order: str, err: float, scale: float, progress,
                   extended: bool = False, target: tuple[str, float] | None = None) -> _Side:
-        plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err)
+        plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err, len(prvs))
         discs = discretize_many(prvs, plan, self.n_max, self.cancel,
                                 scaled(progress, 0.0, DISCRETIZE_SHARE))
         options = dict(cancel=self.cancel, progress=scaled(progress, DISCRETIZE_SHARE, 1.0),
@@ -306,7 +306,8 @@ class Accountant:
             def build(scale: float) -> _Side:
                 return interruptible(self._build_at, prvs, order, err, scale, progress, False, target,
                                      cancel=self.cancel, size=INTERRUPTIBLE_SIZE)
-            side, scale = coarsened(build, self.eps_error, sum(k for _, k in prvs), err, self.n_max)
+            side, scale = coarsened(build, self.eps_error, sum(k for _, k in prvs), err, self.n_max,
+                                    rows=len(prvs))
             self._widened_to(scale * self.eps_error)
             self._tilted[key] = side
         return self._tilted[key]

@@ -216,7 +216,7 @@ def test_many_distinct_rows_are_priced_from_a_sample(monkeypatch):
     from prvgui.accounting.numerics.packed import PackedRow
     from prvgui.accounting.numerics.pipeline import discretize_many, error_level, make_plan
     rows = Accountant(_schedule(2000), 0.01)._order_prvs("remove")
-    plan = make_plan(0.01, 1.0, 2000, error_level(1e-5))
+    plan = make_plan(0.01, 1.0, 2000, error_level(1e-5), len(rows))
     held = sum(d.idx.nbytes + d.vals.nbytes if isinstance(d, PackedRow) else d.pmf.nbytes
                for d, _ in discretize_many(rows, plan, 1 << 26))
     assert large.bytes > held

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import references as ref
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
 from prvgui.accounting.numerics import pipeline as pipeline_mod
-from prvgui.accounting.numerics.discretize import _edges, coupling_failure, discretize
+from prvgui.accounting.numerics.discretize import _edges, class_failure, coupling_failure, discretize
 from prvgui.accounting.kinds.gaussian import gaussian_prv
 from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv
 from prvgui.accounting.numerics.pipeline import make_plan
@@ -59,7 +59,7 @@ def test_tiered_row_keeps_the_mean_and_reports_its_variance(prv):
     assert np.count_nonzero(d.pmf) < 0.8 * np.count_nonzero(plain.pmf)
 
 
-def test_coupling_failure_is_the_better_of_hoeffding_and_bernstein():
+def test_coupling_failure_is_the_best_of_hoeffding_bernstein_and_the_classes():
     d = discretize(subsampled_gaussian_prv(0.8, 0.01, "remove"), 2e-5, 1e-18, coarse=(1e-9, 101),
                    tiers=TIERS)
     k, t, h = 10**5, 0.009, 2e-5
@@ -72,7 +72,8 @@ def test_coupling_failure_is_the_better_of_hoeffding_and_bernstein():
         hoeff = math.exp(-2 * u * u / (k * d.widest ** 2))
         bern = math.exp(-u * u / (2 * (k * d.second_moment + big * u / 3)))
         return min(hoeff, bern) + lam ** (m + 1) / math.factorial(m + 1)
-    assert got == pytest.approx(min(bound(m) for m in range(7)) + terms["truncation"], rel=1e-6)
+    best = min(min(bound(m) for m in range(7)), class_failure([(d, k)], t))
+    assert got == pytest.approx(best + terms["truncation"], rel=1e-6)
 
 
 @pytest.mark.parametrize("k", [10**4, 10**5, 10**6])

@@ -50,7 +50,9 @@ def test_reported_laplace_cases_contain_the_lattice_bracket(scale, k, delta):
     lo, up = (r.epsilon(delta) for r in ref.laplace_bracket(scale, k))
     assert _contains(b, lo, up), (b, lo, up)
     assert b.upper - b.lower <= 2 * acc.eps_error_used * 1.001
-    assert all(x["total_rel"] < 1e-3 for x in acc.error_budget(delta))
+    # (not vacuous: a tilted read-out may aggregate up to tilt.AGG_REL = 1e-3 of relative error,
+    # plus float64's terms)
+    assert all(x["total_rel"] < 1.5e-3 for x in acc.error_budget(delta))
 
 
 def test_reported_subsampled_laplace_case_contains_the_lattice_bracket():
