@@ -33,11 +33,13 @@ The cost then grows with the rows' cell counts, not with the window.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
+from scipy import fft as scipy_fft
 
 from .band import (band_limit, band_logs, low_dft, may_pay, product_error, sparse_dft, sparse_worth,
                    tv_band, worth_it)
@@ -161,21 +163,42 @@ def _fold(x: np.ndarray, n: int) -> np.ndarray:
     return np.concatenate([x, np.zeros(pad)]).reshape(-1, n).sum(axis=0)
 
 
+def _centred(d: DiscretePRV, x: np.ndarray) -> int:
+    """Write the row into ``x`` (zeros, length n) circularly, centred on its mean; returns the
+    grid index of position 0."""
+    n = x.size
+    centre = d.centre
+    folded = _fold(d.pmf, n)
+    c = centre % n
+    # x[(j - centre) mod n] = folded[j], written without a rolled copy
+    head = folded[c:]
+    x[:head.size] = head
+    x[n - c:n - c + min(c, folded.size)] = folded[:c]
+    return d.start + centre
+
+
 def row_spectrum(d: DiscretePRV, n: int, extended: bool = False) -> tuple[np.ndarray, int]:
     """rfft of the row on length n, centred on its mean; returns (X, grid index of position 0).
 
     ``extended`` computes in long double (x86: 64-bit mantissa), which cuts the round-off that
     the power X^k multiplies by k; it is about six times slower.
     """
-    centre = d.centre
-    folded = _fold(d.pmf, n)
-    c = centre % n
     x = np.zeros(n, dtype=np.longdouble if extended else np.float64)
-    # x[(j - centre) mod n] = folded[j], written without a rolled copy
-    head = folded[c:]
-    x[:head.size] = head
-    x[n - c:n - c + min(c, folded.size)] = folded[:c]
-    return np.fft.rfft(x), d.start + centre
+    base = _centred(d, x)
+    return np.fft.rfft(x), base
+
+
+#: rows transformed together (one call, on every core) when the window is at most BATCH_N long
+BATCH_ROWS, BATCH_N = 4, 1 << 20
+
+
+def row_spectra(rows: Sequence[DiscretePRV], n: int) -> list[tuple[np.ndarray, int]]:
+    """row_spectrum of each row (float64), in one call to scipy's FFT (NumPy's pocketfft, the
+    same values) over the stacked rows, on all cores."""
+    x = np.zeros((len(rows), n))
+    bases = [_centred(d, x[i]) for i, d in enumerate(rows)]
+    specs = scipy_fft.rfft(x, axis=-1, workers=os.cpu_count() or 1)
+    return [(specs[i], b) for i, b in enumerate(bases)]
 
 
 #: power() works through the spectrum this many coefficients at a time (progress, cancel)
@@ -265,17 +288,18 @@ def finish(spectrum: np.ndarray, n: int, n0: int, n_lo: int, h: float, offset: f
     power_error."""
     fp_power = power_error(spectrum, coef_err)
     d_max = max(1, int(2 * agg_max / h) + 1)
-    d, alias_err = _decimation(spectrum, n, d_max, budget=window_err * 1e-3 + 1e-300)
+    d, alias_err = _decimation(spectrum, n, d_max, budget=window_err * 1e-3 + 1e-300) \
+        if d_max > 1 else (1, 0.0)
     # rotate so that position 0 is grid index n_lo, then decimate
     nz = np.flatnonzero(spectrum)
     spectrum = spectrum[:(int(nz[-1]) + 1 if nz.size else 1)]  # band limit
     shift = (n_lo - n0) % n
     m = np.arange(min(n // (2 * d) + 1, spectrum.size), dtype=np.int64)
-    phase = np.exp(2j * np.pi * ((m * shift) % n) / n)
     if d > 1:
+        phase = np.exp(2j * np.pi * ((m * shift) % n) / n)
         r = np.fft.irfft(spectrum[:m.size] * phase * _box_kernel(m, d, n), n // d)
-    else:
-        r = np.fft.irfft(spectrum[:m.size] * phase, n)
+    else:  # (the same rotation, exactly, on the cells)
+        r = np.roll(np.fft.irfft(spectrum[:m.size], n), -shift)
     # r[J] is the mass of cells n_lo + J d ... n_lo + J d + d - 1
     peak = float(r.max())
     noise = max(float(-r.min()), 4 * _ULP * peak, 0.0)
@@ -372,8 +396,14 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
     def report(i: int, f: float) -> None:
         if progress is not None:
             progress((i + f) / parts)
+    batch: list[tuple[np.ndarray, int]] = []
     for i, (d, k) in enumerate(rows):
-        spec, base = interruptible(row_spectrum, dense(d), n, extended, cancel=cancel, size=n)
+        if not batch and not extended and n <= BATCH_N and i + 1 < len(rows):
+            batch = row_spectra([dense(r) for r, _ in rows[i:i + BATCH_ROWS]], n)[::-1]
+        if batch:
+            spec, base = batch.pop()
+        else:
+            spec, base = interruptible(row_spectrum, dense(d), n, extended, cancel=cancel, size=n)
         n0 += k * base
         total_k += k
         check_cancel(cancel)
