@@ -189,7 +189,7 @@ def row_spectrum(d: DiscretePRV, n: int, extended: bool = False) -> tuple[np.nda
 
 
 #: rows transformed together (one call, on every core) when the window is at most BATCH_N long
-BATCH_ROWS, BATCH_N = 4, 1 << 20
+BATCH_ROWS, BATCH_N = 8, 1 << 20
 
 
 def row_spectra(rows: Sequence[DiscretePRV], n: int) -> list[tuple[np.ndarray, int]]:

@@ -44,7 +44,7 @@ from .window import PreparedRow, choose_window
 #: rows per group; with fewer rows than TREE_MIN the rows are composed in one go, from
 #: TREE_ALWAYS on always in groups (then the whole window is not worked out for the decision:
 #: it would cost one more pass over every row's cumulants)
-FAN_IN, TREE_MIN, TREE_ALWAYS = 4, 16, 256
+FAN_IN, TREE_MIN, TREE_ALWAYS = 16, 16, 256
 #: rows drawn this often (the median row) are composed on one window: band_counts
 BAND_COUNT = 32
 #: grouping pays when the first level's windows, times this (the levels above cost about as

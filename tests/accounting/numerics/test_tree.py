@@ -62,7 +62,8 @@ def test_a_tilted_schedule_is_grouped_and_agrees_with_one_window(monkeypatch):
     h = 0.0088 * math.sqrt(2 / (200 * 38))
     rows = _rows(mechs, h, 200)
     grouped = compose_tilted(rows, ("delta", 1e-10), 1e-17)
-    assert grouped.parts["groups"] == tree._node_count(200) == 50 + 12 + 3
+    levels = [200 // tree.FAN_IN ** j for j in range(1, 5)]
+    assert grouped.parts["groups"] == tree._node_count(200) == sum(levels) > 0
     monkeypatch.setattr(tree, "TREE_MIN", 10 ** 9)
     flat = compose_tilted(rows, ("delta", 1e-10), 1e-17)
     assert "groups" not in flat.parts
@@ -74,9 +75,11 @@ def test_a_tilted_schedule_is_grouped_and_agrees_with_one_window(monkeypatch):
 
 
 @pytest.mark.parametrize("delta", [1e-6, 1e-12, 1e-40])
-def test_distinct_gaussians_bracket_the_closed_form(delta):
-    """60 Gaussians of different noise, composed numerically (closed forms off): mu-GDP with
-    mu = sqrt(sum 1 / sigma_i^2) must lie inside the bracket, which is at most 2 eps_error."""
+def test_distinct_gaussians_bracket_the_closed_form(delta, monkeypatch):
+    """60 Gaussians of different noise, composed numerically (closed forms off) in groups of
+    four (so that there are groups of groups): mu-GDP with mu = sqrt(sum 1 / sigma_i^2) must lie
+    inside the bracket, which is at most 2 eps_error."""
+    monkeypatch.setattr(tree, "FAN_IN", 4)
     sigmas = np.linspace(4.0, 12.0, 60)
     acc = Accountant([Row(Gaussian(float(s)), 1) for s in sigmas], 0.01, closed_forms=False)
     b = acc.epsilon(delta)
