@@ -59,7 +59,8 @@ from .discretize import DiscretePRV, discretize
 from ..core.errors import GridTooLarge
 from ..core.cost import ZERO, Cost
 from .pipeline import Plan, coarsened, make_plan
-from .pricing_many import price as price_many, sample_indices
+from .pricing_many import PACKED_BYTES, price as price_many, sample_indices
+from .tree import TREE_ALWAYS
 from ..pairs.prv import PRV
 from .tilt import AGG_REL, choose_lambda_for_delta
 from .window import PreparedRow, choose_window
@@ -320,10 +321,17 @@ class CostModel:
         est, _, _, scale = self._build(order, err, agg_cap=AGG_REL / lam if lam else math.inf)
         # (on the mesh the composition lands on: coarsened when the base grid is too large)
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err, len(prvs))
-        # (many rows are tilted a group at a time: their copies are the groups' memory)
-        cells = 0.0 if pic.many else sum(r.cells(plan.h) for r in pic.rows)
+        # the tilted copies: none held for many rows in groups (tilted a group at a time, their
+        # copies are the groups' memory), packed for many rows on one window (tree.compose_many),
+        # else dense
+        if pic.many:
+            copies = 0.0
+        elif len(prvs) >= TREE_ALWAYS:
+            copies = sum(min(PACKED_BYTES * max(r.edges(plan), 1.0), 8.0 * r.cells(plan.h)) for r in pic.rows)
+        else:
+            copies = 8.0 * sum(r.cells(plan.h) for r in pic.rows)
         work = TILT_CELL_S * pic.weight * sum(max(r.edges(plan), 1.0) for r in pic.rows)
-        return replace(est, seconds=passes * (est.seconds + work), bytes=est.bytes + 8.0 * cells)
+        return replace(est, seconds=passes * (est.seconds + work), bytes=est.bytes + copies)
 
     def profile_reaches_far_end(self, order: str, delta: float, err: float) -> bool:
         """Whether the privacy profile (epsilon up to 1.5 times epsilon(delta)) ends inside the
@@ -360,7 +368,11 @@ class CostModel:
                 raise GridTooLarge(c, self.n_max, r.span)  # before discretising: free
         seconds = BUILD_S + sum(DISC_EDGE_S * r.edges(plan) + (DISC_CELL_S + CHECK_CELL_S) * c
                                 for r, c in zip(pic.rows, cells))
-        kept = 8.0 * sum(cells)
+        # the rows as they are held: from TREE_ALWAYS rows on, their nonzero cells (packed.py:
+        # about one per edge), else every cell
+        packed = len(counts) >= TREE_ALWAYS
+        kept = sum(min(PACKED_BYTES * max(r.edges(plan), 1.0), 8.0 * c) if packed else 8.0 * c
+                   for r, c in zip(pic.rows, cells))
         memory = kept + max(DISC_CELL_BYTES * c + DISC_EDGE_BYTES * r.edges(plan)
                             for r, c in zip(pic.rows, cells))
         # (a floor for degenerate coarse rows whose mass sits in a cell or two)
