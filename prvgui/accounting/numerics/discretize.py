@@ -171,7 +171,7 @@ def coupling_failure(parts: list[tuple[DiscretePRV, int]], t: float, h: float) -
                                        "truncation": trunc, "bias": bias}
 
 
-def _g(x: np.ndarray) -> np.ndarray:
+def bennett_g(x: np.ndarray) -> np.ndarray:
     """(e^x - 1 - x) / x^2 for x >= 0 (increasing; 1/2 at 0), rounded up; inf past overflow."""
     with np.errstate(all="ignore"):  # (small or huge x: the series, or inf)
         big = (np.expm1(x) - x) / (x * x)
@@ -222,10 +222,10 @@ def class_failure(parts: list[tuple[DiscretePRV, int]], t: float) -> float:
 
     def exponent(theta: float) -> float:
         with np.errstate(all="ignore"):  # (past overflow: inf, or nan)
-            g_f = _g(theta * mf_arr)
+            g_f = bennett_g(theta * mf_arr)
             inner = g_f * v_arr
             if c_row.size:
-                inner = inner + np.bincount(c_row, weights=(_g(theta * c_m) - g_f[c_row]) * c_w,
+                inner = inner + np.bincount(c_row, weights=(bennett_g(theta * c_m) - g_f[c_row]) * c_w,
                                             minlength=len(rows))
             total = float(np.sum(k_arr * np.log1p(theta * theta * inner))) * (1 + 1e-9)
         return -theta * u + total if math.isfinite(total) else math.inf

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Sequence, TypeVar
 
 import numpy as np
@@ -45,7 +46,7 @@ from scipy.optimize import minimize_scalar
 
 from .compose import MAX_COARSENING, Composed
 from ..core.errors import Cancelled, GridTooLarge, grid_exhausted
-from .discretize import COARSE_SHARE, DiscretePRV, _g, coarse_plan, coupling_failure, discretize
+from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupling_failure, discretize
 from .profile import CertifiedProfile
 from ..pairs.prv import PRV
 from .packed import Row, pack as packed, stub
@@ -127,13 +128,14 @@ def _class_step(rho: float, k_total: int, share: float) -> tuple[float, float]:
     wide but for wider tail cells that add ``share`` to its inner term."""
     def f(log_x: float) -> float:
         x = math.exp(log_x)
-        g = float(_g(np.array([0.5 * x]))[0])
+        g = float(bennett_g(np.array([0.5 * x]))[0])
         return -x * rho + k_total * math.log1p((1 + share) * x * x * g / 4)
     res = minimize_scalar(f, bounds=(math.log(1e-6), math.log(1e3)), method="bounded",
                           options={"xatol": 1e-6})
     return float(res.fun), math.exp(float(res.x))
 
 
+@lru_cache(maxsize=256)  # (15 ms a plan; builds, estimates and coarsening ask again)
 def class_plan(t: float, k_total: int, log_e: float) -> tuple[tuple, float]:
     """(tiers, mesh) for discretize.class_failure: the mesh whose all-fine exponent, raised
     by CLASS_SHARE, is -log_e, and cells 3^i h wide where each tail of a draw holds at most
@@ -148,12 +150,12 @@ def class_plan(t: float, k_total: int, log_e: float) -> tuple[tuple, float]:
             lo = mid
     rho = math.exp(hi)
     x = _class_step(rho, k_total, CLASS_SHARE)[1]
-    g_f = float(_g(np.array([0.5 * x]))[0])
+    g_f = float(bennett_g(np.array([0.5 * x]))[0])
     tau = math.exp(-log_e) / (2.0 * k_total)  # (a draw's tail cut: Plan.tau at finite mass 1)
     widths = [3 ** i for i in range(1, CLASS_TIERS + 1)]
     # a tier's cells add p (g_c r^2 - g_f) h^2 / 4 to the inner term: p g_f ((r^2 - 1) h^2 / 4)
     # to V and p (g_c - g_f) (r h / 2)^2 to the sum over the classes
-    gains = [float(_g(np.array([0.5 * x * r]))[0]) * r * r - g_f for r in widths]
+    gains = [float(bennett_g(np.array([0.5 * x * r]))[0]) * r * r - g_f for r in widths]
     n = len(widths)
     for _ in range(2):  # (the split over the tiers that are used)
         ps = [CLASS_SHARE * g_f / (n * gain) if math.isfinite(gain) else 0.0 for gain in gains]

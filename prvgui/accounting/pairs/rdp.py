@@ -65,6 +65,8 @@ def subsampled_gaussian_add(a: int, s: float, q: float) -> float:
     lo, hi = -(a - 1) / s, 0.0  # the integrand is 1-strongly log-concave: bisect for its peak
     for _ in range(100):
         mid = 0.5 * (lo + hi)
+        if mid == lo or mid == hi:
+            break  # (float resolution: no further step changes the interval)
         lo, hi = (mid, hi) if mid + (a - 1) / s * _sigmoid(mid / s - c + lq - l1q) < 0 else (lo, mid)
     h = 0.5 / math.sqrt(1 + (a - 1) * c / 2)  # resolves the largest curvature of the log
     if 2 * _HALF_RANGE / h > _MAX_PANELS:  # x^(1-a) is convex: E (q L + 1-q)^(1-a) <= q E L^(1-a) + 1-q
