@@ -50,7 +50,7 @@ thirds of its cdf evaluations; pipeline.make_plan sizes the tiers and the mesh t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -59,6 +59,7 @@ from ..core.errors import GridTooLarge
 from ..pairs.prv import PRV, _search
 
 _ULP = 2.0 ** -52
+_EMPTY = np.zeros(0)
 #: accuracy, in units of 2^-53, that the PRVs' cdf (absolute, left of the split) and sf
 #: (relative, right of it) are trusted to have (test_prv_contract checks it against mpmath)
 CDF_ULPS = 64
@@ -273,24 +274,21 @@ def _tail_values(fn, x: np.ndarray, progress: Callable[[float], None] | None, do
     return out
 
 
-def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
-               coarse: tuple[float, int] = (0.0, 1),
-               progress: Callable[[float], None] | None = None,
-               tiers: tuple[tuple[float, int], ...] = ()) -> DiscretePRV:
-    """Discretise ``prv`` on mesh ``h``, cutting at most ``tau`` of mass from each tail, with
-    cells r h wide beyond the points where each tail holds p / 2 (``coarse`` = (p, r), r odd;
-    see ``coarse_plan``), and r_i h wide beyond the points where it holds p_i / 2 (``tiers``,
-    (p_i, r_i) with odd r_i < r; module docstring). ``progress`` hears the fraction of the
-    cdf evaluations done.
-
-    Raises ``GridTooLarge`` (a MemoryError) instead of allocating more than ``max_cells``.
-    """
+def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
+                     coarse: tuple[float, int] = (0.0, 1),
+                     progress: Callable[[float], None] | None = None,
+                     tiers: tuple[tuple[float, int], ...] = ()
+                     ) -> tuple[DiscretePRV, np.ndarray, np.ndarray, int]:
+    """``discretize`` as (the row without its masses, the indices of the cells that hold mass,
+    their masses, the number of cells): a long row's wide tail cells leave most of its cells
+    empty, and many rows are kept so (packed.py)."""
     if not (h > 0 and math.isfinite(h)):
         raise ValueError(f"mesh h must be positive, got {h!r}")
     fin = prv.finite_mass
     if fin <= 0:
-        return DiscretePRV(np.ones(1), 0, h, 0.0, 1.0, 0.0, 0.0)
-    pieces: list[tuple[int, np.ndarray]] = []
+        return DiscretePRV(_EMPTY, 0, h, 0.0, 1.0, 0.0, 0.0), np.zeros(1, np.int64), np.ones(1), 1
+    pos: list[np.ndarray] = []  # grid indices of the cells that get mass, and their masses
+    val: list[np.ndarray] = []
     moment_cut, moment_cut_err, cut = 0.0, 0.0, 0.0
     c = prv.cont
     coarse_mass, fine_cells, sf_split, edge_max = 0.0, None, 1.0, 0.0
@@ -329,8 +327,8 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         moment_cut = edges[0] * cut_lo + edges[-1] * cut_hi
         moment_cut_err = (abs(edges[0]) + abs(edges[-1]) + 64.0) * cut
         width = np.diff(e_idx)
-        cells = np.zeros(int(e_idx[-1] - e_idx[0]))
-        cells[e_idx[:-1] - e_idx[0] + (width - 1) // 2] = masses  # a coarse cell's middle
+        pos.append(e_idx[:-1] + (width - 1) // 2)  # (a wide cell's mass at its middle cell)
+        val.append(masses)
         is_coarse = width == coarse[1] if coarse[1] >= 3 else np.zeros(width.size, dtype=bool)
         coarse_mass = float(masses[is_coarse].sum())
         half_w = 0.5 * h * width
@@ -342,40 +340,37 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         single = np.flatnonzero(width == 1)
         if float(masses[width > 1].sum()) > 0 and single.size:
             fine_cells = (int(e_idx[single[0]]), int(e_idx[single[-1]]) + 1)  # grid indices
-        pieces.append((int(e_idx[0]), cells))
     for loc, m in prv.atoms:
-        pieces.append((int(round(loc / h)), np.array([m])))
+        pos.append(np.array([int(round(loc / h))]))
+        val.append(np.array([m]))
         spread += m * (0.5 * h) ** 2
         half_mean += m * 0.5 * h
         by_width[1] += m
-    start = min(p[0] for p in pieces)
-    stop = max(p[0] + p[1].size for p in pieces)
-    if stop - start + 2 > max_cells:  # atoms far apart on a fine mesh (pure DP at epsilon 1e6)
-        raise GridTooLarge(stop - start + 2, max_cells, (stop - start) * h)
-    if len(pieces) == 1:
-        pmf = pieces[0][1]  # our own array: no copy
-    else:
-        pmf = np.zeros(stop - start)
-        for j0, piece in pieces:
-            pmf[j0 - start:j0 - start + piece.size] += piece
-    # trim exact zeros at both ends (continuous parts far from their cut points)
-    nz = np.flatnonzero(pmf > 0)  # (wide cells leave most of a long row empty: work on these)
-    if not nz.size:
+    # the cells with mass, in order (a continuous part's are; atoms are added to theirs), as
+    # indices and masses: a long row's wide cells leave most of its span empty
+    idx = np.concatenate(pos).astype(np.int64)
+    mass = np.concatenate(val)
+    if len(pos) > 1:
+        idx, where = np.unique(idx, return_inverse=True)
+        mass = np.bincount(where, weights=mass, minlength=idx.size)
+    keep = mass > 0
+    idx, mass = idx[keep], mass[keep]
+    if not idx.size:
         raise ArithmeticError("discretised PRV has no mass; the mechanism is degenerate")
-    first, last = int(nz[0]), int(nz[-1])
-    pmf = pmf[first:last + 1]
-    nz -= first
-    start += first
-    kept = float(pmf.sum())
-    pmf /= kept
-    idx_mean = float(np.sum(pmf[nz] * nz))
+    start, size = int(idx[0]), int(idx[-1] - idx[0]) + 1
+    if size + 2 > max_cells:  # atoms far apart on a fine mesh (pure DP at epsilon 1e6)
+        raise GridTooLarge(size + 2, max_cells, size * h)
+    nz = idx - start
+    kept = float(mass.sum())
+    mass /= kept
+    idx_mean = float(np.sum(mass * nz))
     disc_mean = (start + idx_mean) * h
     true_mean = (prv.mean - moment_cut) / kept
     shift = true_mean - disc_mean
     # the computed cdf at an edge is that of a point within a few ulps of it (the PRV's
     # inverse of the loss): cells move by at most that much, which widens D's range
     bias = ((prv.mean_err + moment_cut_err) / kept
-            + 8 * _ULP * (abs(true_mean) + h * (abs(start) + pmf.size)) + 64 * _ULP * (1.0 + edge_max))
+            + 8 * _ULP * (abs(true_mean) + h * (abs(start) + size)) + 64 * _ULP * (1.0 + edge_max))
     r = coarse[1] if coarse_mass > 0 else 1
     coarse_prob = coarse_mass / kept
     # |s| = |E[Y~ - s - Y^L]| <= E[w_J / 2]: the cells' mean half-width
@@ -389,13 +384,32 @@ def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
                     for w, m in enumerate(by_width) if m > 0)
     fine = sparse = None
     if fine_cells is not None:
-        fine = (max(0, fine_cells[0] - start), min(pmf.size, fine_cells[1] - start))
+        fine = (max(0, fine_cells[0] - start), min(size, fine_cells[1] - start))
         sparse = nz[(nz < fine[0]) | (nz >= fine[1])]
-    return DiscretePRV(pmf, start, h, shift, prv.inf_mass, tail_prob, bias, coarse_prob,
+    stub = DiscretePRV(_EMPTY, start, h, shift, prv.inf_mass, tail_prob, bias, coarse_prob,
                        r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse, int(round(idx_mean)),
                        mass_rounding(sf_split / c.mass if c is not None and c.mass > 0 else math.inf,
-                                     pmf.size, bool(prv.atoms)),
+                                     size, bool(prv.atoms)),
                        spread / kept * (1 + 1e-12) * widen ** 2, w_max * h, classes)
+    return stub, nz, mass, size
+
+
+def discretize(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
+               coarse: tuple[float, int] = (0.0, 1),
+               progress: Callable[[float], None] | None = None,
+               tiers: tuple[tuple[float, int], ...] = ()) -> DiscretePRV:
+    """Discretise ``prv`` on mesh ``h``, cutting at most ``tau`` of mass from each tail, with
+    cells r h wide beyond the points where each tail holds p / 2 (``coarse`` = (p, r), r odd;
+    see ``coarse_plan``), and r_i h wide beyond the points where it holds p_i / 2 (``tiers``,
+    (p_i, r_i) with odd r_i < r; module docstring). ``progress`` hears the fraction of the
+    cdf evaluations done.
+
+    Raises ``GridTooLarge`` (a MemoryError) instead of allocating more than ``max_cells``.
+    """
+    stub, nz, mass, size = discretize_cells(prv, h, tau, max_cells, coarse, progress, tiers)
+    pmf = np.zeros(size)
+    pmf[nz] = mass
+    return replace(stub, pmf=pmf)
 
 
 def mass_rounding(sf_split: float, cells: int, atoms: bool = False) -> float:

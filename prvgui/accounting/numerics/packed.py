@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .discretize import DiscretePRV
+from .discretize import DiscretePRV, discretize_cells
 
 #: rows whose share of nonzero cells is above this stay as they are
 PACK_DENSITY = 0.5
@@ -45,6 +45,18 @@ def pack(d: DiscretePRV) -> Row:
         return d
     idx = nz.astype(np.int32) if d.pmf.size < 2 ** 31 else nz
     return PackedRow(replace(d, pmf=_EMPTY), idx, d.pmf[nz], int(d.pmf.size))
+
+
+def discretize_packed(prv, h: float, tau: float, max_cells: int = 2 ** 26, coarse=(0.0, 1),
+                      progress=None, tiers=()) -> Row:
+    """discretize.discretize packed as ``pack`` would, without making the array of every cell
+    first."""
+    stub, nz, mass, size = discretize_cells(prv, h, tau, max_cells, coarse, progress, tiers)
+    if nz.size > PACK_DENSITY * size:
+        pmf = np.zeros(size)
+        pmf[nz] = mass
+        return replace(stub, pmf=pmf)
+    return PackedRow(stub, nz.astype(np.int32) if size < 2 ** 31 else nz, mass, size)
 
 
 def dense(d: Row) -> DiscretePRV:

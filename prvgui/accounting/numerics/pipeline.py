@@ -46,10 +46,10 @@ from scipy.optimize import minimize_scalar
 
 from .compose import MAX_COARSENING, Composed
 from ..core.errors import Cancelled, GridTooLarge, grid_exhausted
-from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupling_failure, discretize
+from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupling_failure
 from .profile import CertifiedProfile
 from ..pairs.prv import PRV
-from .packed import Row, pack as packed, stub
+from .packed import Row, discretize_packed, stub
 from .reuse import discretized
 from .tree import TREE_ALWAYS
 
@@ -190,30 +190,29 @@ def discretize_rows(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
     """Each row's PRV on the plan's mesh (counts kept); ``progress`` hears the fraction of
     rows done (within a row, of its cdf evaluations). A row discretised on the same mesh
     before is reused (reuse.py)."""
-    return _discretized(prvs, plan, n_max, cancel, progress, lambda d: d)
+    return _discretized(prvs, plan, n_max, cancel, progress, discretized)
 
 
 def discretize_many(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
                     cancel: Callable[[], bool] | None = None,
                     progress: Callable[[float], None] | None = None) -> list[tuple[Row, int]]:
-    """``discretize_rows``, each row kept as its nonzero cells (packed.py) as soon as it is made
+    """``discretize_rows``, each row made as its nonzero cells (packed.discretize_packed)
     when there are as many rows as tree.py always groups (tree.compose_many,
     tilt.compose_tilted and ``certify`` take them so)."""
     many = len(prvs) >= TREE_ALWAYS
     # (so many distinct rows are not kept for reuse: they would only push each other out)
-    return _discretized(prvs, plan, n_max, cancel, progress, packed if many else (lambda d: d),
-                        discretize if many else discretized)
+    return _discretized(prvs, plan, n_max, cancel, progress, discretize_packed if many else discretized)
 
 
-def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, keep: Callable[[DiscretePRV], R],
-                 make: Callable[..., DiscretePRV] = discretized) -> list[tuple[R, int]]:
+def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[..., R]
+                 ) -> list[tuple[R, int]]:
     out = []
     for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(prvs)))
         d = make(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers)
-        out.append((keep(d), k))
+        out.append((d, k))
     return out
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import references as ref
 from prvgui.accounting import (Accountant, Gaussian, Laplace, RandomizedResponse, Row,
                                SubsampledGaussian)
+from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv
 from prvgui.accounting.numerics import tree
 from prvgui.accounting.numerics.compose import compose
 from prvgui.accounting.numerics.discretize import DiscretePRV, discretize
@@ -153,3 +154,22 @@ def test_rows_transformed_together_are_the_rows_transformed_alone():
         for (spec, base), d in zip(row_spectra(rows, n), rows):
             alone, base_alone = row_spectrum(d, n)
             assert base == base_alone and np.array_equal(spec, alone)
+
+
+@pytest.mark.parametrize("prv", [
+    subsampled_gaussian_prv(0.8, 0.01, "remove"), subsampled_gaussian_prv(1.3, 0.002, "add"),
+    Laplace(3.0).prv("remove"), RandomizedResponse(1.0).prv("remove")], ids=["sg", "sg-add", "laplace", "rr"])
+def test_rows_made_packed_are_the_rows_made_dense(prv):
+    """packed.discretize_packed (no array of every cell on the way) gives discretize's row:
+    every field, and the same masses at the same cells."""
+    from prvgui.accounting.numerics.packed import PackedRow, dense, discretize_packed
+    from prvgui.accounting.numerics.pipeline import make_plan
+    plan = make_plan(0.01, 1.0, 1000, 1e-16, rows=1000)
+    args = (prv, plan.h, plan.tau(prv), 1 << 26, plan.coarse, None, plan.tiers)
+    plain, made = discretize(*args), discretize_packed(*args)
+    back = dense(made)
+    assert np.array_equal(back.pmf, plain.pmf)
+    for field in ("start", "shift", "bias", "tail_prob", "centre", "mass_rel", "classes", "fine", "spread"):
+        assert getattr(back, field) == getattr(plain, field), field
+    if isinstance(made, PackedRow):
+        assert made.vals.size == np.count_nonzero(plain.pmf) < plain.pmf.size
