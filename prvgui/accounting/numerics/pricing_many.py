@@ -9,8 +9,8 @@ row would cost about as much as the work. What the sample gives:
   bound over cumulants that add up: an estimate of the whole window, not a bound);
 * the first level's groups: FAN_IN sampled rows of similar width on their own window, the
   length L every row is transformed at; the levels above cost about as much again (each holds
-  a quarter of the rows on windows at most about twice as long); the top composes the few rows
-  left at the whole window's length;
+  1 / FAN_IN of the rows on windows a few times as long); the top composes the few rows left at
+  the whole window's length;
 * memory: the rows held as their nonzero cells (about one per cell edge, 12 bytes each: index
   and mass; so many distinct rows are not kept for reuse), a few groups' dense rows and the top
   composition. Left out: the rows' PRVs, made before the estimate (a discrete Gaussian's holds

@@ -17,6 +17,7 @@ from prvgui.accounting import (Accountant, Gaussian, Laplace, RandomizedResponse
 from prvgui.accounting.numerics.compose import compose
 from prvgui.accounting.numerics.discretize import discretize
 from prvgui.accounting.numerics.profile import CertifiedProfile
+from prvgui.accounting.numerics.tilt import AGG_REL
 
 import references as ref
 
@@ -50,9 +51,11 @@ def test_reported_laplace_cases_contain_the_lattice_bracket(scale, k, delta):
     lo, up = (r.epsilon(delta) for r in ref.laplace_bracket(scale, k))
     assert _contains(b, lo, up), (b, lo, up)
     assert b.upper - b.lower <= 2 * acc.eps_error_used * 1.001
-    # (not vacuous: a tilted read-out may aggregate up to tilt.AGG_REL = 1e-3 of relative error,
-    # plus float64's terms)
-    assert all(x["total_rel"] < 1.5e-3 for x in acc.error_budget(delta))
+    # not vacuous (issue 16: it was near 1): at most what the tilted read-out's aggregation may
+    # cost by design (tilt.AGG_REL: lambda times the aggregation; reached when the read-out is
+    # decimated as far as allowed, as at 10^9 draws once the rows' far cells stay inside their
+    # cut) plus float64's terms
+    assert all(x["total_rel"] < AGG_REL + 1e-4 for x in acc.error_budget(delta))
 
 
 def test_reported_subsampled_laplace_case_contains_the_lattice_bracket():
