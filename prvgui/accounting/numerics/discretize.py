@@ -491,8 +491,9 @@ class Tails:
     def _cut(self, side, tail, direction: float, tau: float, tol: float) -> float:
         xs, vals = side
         below = np.flatnonzero(vals <= tau)
-        if not below.size:
-            return float(xs[-1])  # (the support's end, where the tail is still above tau)
+        if not below.size:  # (beyond the scan: the support's end, or a tau below the scan's)
+            return _search(tail, tau, float(xs[-1]), self.c.lo if direction < 0 else self.c.hi,
+                           direction, tol)
         i = int(below[0])
         far = float(xs[i])
         near = float(xs[i - 1]) if i > 0 else self.c.centre

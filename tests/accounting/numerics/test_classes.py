@@ -107,3 +107,19 @@ def test_many_rows_agree_with_and_without_the_class_plan(monkeypatch, delta):
     assert tiered.lower <= plain.upper and plain.lower <= tiered.upper
     assert abs(tiered.estimate - plain.estimate) <= 0.25 * (plain.upper - plain.lower)
     assert tiered.upper - tiered.lower <= 0.02 * 1.001
+
+
+@pytest.mark.parametrize("prv", [subsampled_gaussian_prv(0.8, 0.01, "remove"),
+                                 subsampled_gaussian_prv(1.2, 0.004, "add")])
+def test_the_scanned_tails_give_points_beyond_their_crossings(prv):
+    """discretize.Tails: every cut it answers holds at most the mass asked beyond it, within the
+    tolerance of the crossing when it searches, and below the scan's own tau too."""
+    from prvgui.accounting.numerics.discretize import Tails
+    c, h = prv.cont, 1e-4
+    tails = Tails(c, h, 1e-12)
+    for p in (0.3, 1e-3, 1e-8, 1e-12, 1e-15):
+        for tol in (math.inf, h):
+            a, b = tails.lower_cut(p, tol), tails.upper_cut(p, tol)
+            assert float(c.cdf(np.array([a]))[0]) <= p and float(c.sf(np.array([b]))[0]) <= p
+            if tol == h and c.lo < a:  # (searched: the crossing is within tol)
+                assert float(c.cdf(np.array([a + 2 * h]))[0]) > p or a + 2 * h > c.centre
