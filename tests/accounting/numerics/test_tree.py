@@ -173,3 +173,28 @@ def test_rows_made_packed_are_the_rows_made_dense(prv):
         assert getattr(back, field) == getattr(plain, field), field
     if isinstance(made, PackedRow):
         assert made.vals.size == np.count_nonzero(plain.pmf) < plain.pmf.size
+
+
+def test_rows_summed_together_give_each_rows_cumulant_bound():
+    """window._fill (a group's rows' cumulant bounds in one pass over their stacked blocks) gives
+    what each row's own PreparedRow.cgf gives, and a group's window is the same either way."""
+    from prvgui.accounting.numerics import window
+    from prvgui.accounting.numerics.pipeline import make_plan
+    rng = np.random.default_rng(11)
+    plan = make_plan(0.01, 1.0, 1000, 1e-16, rows=1000)
+    rows = [discretize(subsampled_gaussian_prv(float(s), float(q), "remove"), plan.h, 1e-20,
+                       coarse=plan.coarse, tiers=plan.tiers)
+            for s, q in zip(rng.uniform(0.8, 1.5, 12), rng.uniform(0.001, 0.01, 12))]
+    rows.append(discretize(Laplace(2.0).prv("remove"), plan.h, 1e-20))
+    idx = np.arange(0, window.LAMBDAS.size, 2)
+    together = [window.PreparedRow(d, window.ONCE_BLOCKS) for d in rows]
+    alone = [window.PreparedRow(d, window.ONCE_BLOCKS) for d in rows]
+    for negative in (False, True):
+        window._fill(together, negative, idx)
+        a = np.array([r.cgf(negative, idx) for r in together])
+        b = np.array([r.cgf(negative, idx) for r in alone])
+        assert np.allclose(a, b, rtol=1e-13, atol=1e-13)
+    fresh = [(window.PreparedRow(d, window.ONCE_BLOCKS), 1) for d in rows]
+    lo, hi, err = window.choose_window(fresh, 1e-17)
+    one_by_one = [(r, 1) for r in alone]
+    assert (lo, hi, err) == pytest.approx(window.choose_window(one_by_one, 1e-17), rel=1e-12, abs=1e-12)
