@@ -380,8 +380,8 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
             "mean could not be computed accurately enough for these parameters")
     tail_prob = cut / fin
     widen = 1 + 128 * _ULP * (1.0 + edge_max) / h
-    classes = tuple((0.5 * w * h * widen, float(m) / kept * (1 + 1e-12))
-                    for w, m in enumerate(by_width) if m > 0)
+    classes = tuple((0.5 * int(w) * h * widen, float(by_width[w]) / kept * (1 + 1e-12))
+                    for w in np.flatnonzero(by_width > 0))
     fine = sparse = None
     if fine_cells is not None:
         fine = (max(0, fine_cells[0] - start), min(size, fine_cells[1] - start))
@@ -472,6 +472,8 @@ class Tails:
         # (four doublings a call: a kind's tail is not evaluated much beyond its crossing, where
         # some overflow, e.g. the shuffled pair's hazard at a loss of 1e12 nats)
         block = 4 * self.STEPS
+        if math.isfinite(end) and direction * (end - centre) > h:  # (up to the support's end: at once)
+            block = int(math.ceil(self.STEPS * math.log2(direction * (end - centre) / h))) + 1
         while True:
             dist = h * 2.0 ** ((j0 + np.arange(block)) / self.STEPS)
             x = centre + direction * dist
