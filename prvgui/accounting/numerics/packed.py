@@ -13,11 +13,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .discretize import DiscretePRV, discretize_cells
+from .discretize import _EMPTY, DiscretePRV, discretize_cells
 
 #: rows whose share of nonzero cells is above this stay as they are
 PACK_DENSITY = 0.5
-_EMPTY = np.zeros(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,25 +37,29 @@ class PackedRow:
 Row = DiscretePRV | PackedRow
 
 
+def _packed(d: DiscretePRV, nz: np.ndarray, mass: np.ndarray, size: int) -> Row:
+    """The row whose ``size`` cells hold ``mass`` at ``nz`` (its other fields ``d``'s): packed when
+    at most PACK_DENSITY of its cells hold mass, else with its array of cells."""
+    if nz.size > PACK_DENSITY * size:
+        if d.pmf.size == size:
+            return d
+        pmf = np.zeros(size)
+        pmf[nz] = mass
+        return replace(d, pmf=pmf)
+    return PackedRow(replace(d, pmf=_EMPTY), nz.astype(np.int32) if size < 2 ** 31 else nz, mass, size)
+
+
 def pack(d: DiscretePRV) -> Row:
-    """The row packed when fewer than PACK_DENSITY of its cells hold mass, else itself."""
+    """The row packed when at most PACK_DENSITY of its cells hold mass, else itself."""
     nz = np.flatnonzero(d.pmf)
-    if nz.size > PACK_DENSITY * d.pmf.size:
-        return d
-    idx = nz.astype(np.int32) if d.pmf.size < 2 ** 31 else nz
-    return PackedRow(replace(d, pmf=_EMPTY), idx, d.pmf[nz], int(d.pmf.size))
+    return _packed(d, nz, d.pmf[nz], int(d.pmf.size))
 
 
 def discretize_packed(prv, h: float, tau: float, max_cells: int = 2 ** 26, coarse=(0.0, 1),
                       progress=None, tiers=()) -> Row:
     """discretize.discretize packed as ``pack`` would, without making the array of every cell
     first."""
-    stub, nz, mass, size = discretize_cells(prv, h, tau, max_cells, coarse, progress, tiers)
-    if nz.size > PACK_DENSITY * size:
-        pmf = np.zeros(size)
-        pmf[nz] = mass
-        return replace(stub, pmf=pmf)
-    return PackedRow(stub, nz.astype(np.int32) if size < 2 ** 31 else nz, mass, size)
+    return _packed(*discretize_cells(prv, h, tau, max_cells, coarse, progress, tiers))
 
 
 def dense(d: Row) -> DiscretePRV:
