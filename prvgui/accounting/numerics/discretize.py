@@ -463,10 +463,11 @@ class Tails:
 
     def __init__(self, c, h: float, tau: float) -> None:
         self.c = c
-        self.left = self._scan(c.cdf, -1.0, c.lo, h, tau)
-        self.right = self._scan(c.sf, 1.0, c.hi, h, tau)
+        quick = c.quick
+        self.left = self._scan(c.cdf, -1.0, c.lo, h, tau, quick[0])
+        self.right = self._scan(c.sf, 1.0, c.hi, h, tau, quick[1])
 
-    def _scan(self, tail, direction: float, end: float, h: float, tau: float):
+    def _scan(self, tail, direction: float, end: float, h: float, tau: float, quick: float = math.inf):
         xs, vals, j0 = [], [], 0
         centre = self.c.centre
         # (four doublings a call: a kind's tail is not evaluated much beyond its crossing, where
@@ -474,6 +475,9 @@ class Tails:
         block = 4 * self.STEPS
         if math.isfinite(end) and direction * (end - centre) > h:  # (up to the support's end: at once)
             block = int(math.ceil(self.STEPS * math.log2(direction * (end - centre) / h))) + 1
+            if math.isfinite(quick) and h < direction * (quick - centre) < direction * (end - centre):
+                # (first to the last point where the functions are quick: Continuous.quick)
+                block = int(math.floor(self.STEPS * math.log2(direction * (quick - centre) / h))) + 1
         while True:
             dist = h * 2.0 ** ((j0 + np.arange(block)) / self.STEPS)
             x = centre + direction * dist
@@ -486,6 +490,8 @@ class Tails:
             if past.size or v[-1] <= tau:
                 break
             j0 += block
+            if math.isfinite(end):  # (the rest of a finite tail at once)
+                block = max(1, int(math.ceil(self.STEPS * math.log2(direction * (end - centre) / h))) + 1 - j0)
             if dist[-1] > 1e16 + abs(centre):  # (prv._search's limit, and its message)
                 raise ArithmeticError("PRV tail does not decay; cannot truncate")
         return np.concatenate(xs), np.concatenate(vals)

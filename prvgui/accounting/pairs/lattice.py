@@ -88,19 +88,19 @@ def exp_neg_quotient(num: Array | float, den_hi: float, den_lo: float = 0.0) -> 
 
 def suffix_sums(w: Array) -> tuple[Array, Array]:
     """(hi, lo) with hi + lo = S_m = sum_{j >= m} w_j for m = 0..n (S_n = 0), hi = S_m to one
-    rounding (non-negative w).
+    rounding (non-negative w); along the last axis, each row on its own.
 
     A float running sum s_m from the right leaves exact local errors
     d_m = s_{m+1} + w_m - s_m (TwoSum, then Sterbenz), and S_m = s_m + sum_{j >= m} d_j by
     telescoping. The d_j are below 2^-53 s_j, so their own running sum is correct to far below
     one rounding of S_m (its error is at most n^2 2^-106 S_m)."""
     w = np.asarray(w, dtype=float)
-    n = w.size
-    s = np.zeros(n + 1)
-    s[:n] = np.cumsum(w[::-1])[::-1]
-    p, e = two_sum(s[1:], w)
-    d = np.zeros(n + 1)
-    d[:n] = np.cumsum(((p - s[:n]) + e)[::-1])[::-1]
+    n = w.shape[-1]
+    s = np.zeros(w.shape[:-1] + (n + 1,))
+    s[..., :n] = np.cumsum(w[..., ::-1], axis=-1)[..., ::-1]
+    p, e = two_sum(s[..., 1:], w)
+    d = np.zeros_like(s)
+    d[..., :n] = np.cumsum(((p - s[..., :n]) + e)[..., ::-1], axis=-1)[..., ::-1]
     return two_sum(s, d)
 
 
@@ -125,6 +125,10 @@ class Lattice:
     cdf: Callable[[Array], Array]
     sf: Callable[[Array], Array]
     mass: float
+    #: the indices between which cdf and sf are quick to evaluate (Continuous.quick)
+    quick: tuple[int, int] | None = None
+    #: bytes of the arrays the functions hold (a discrete Gaussian's tail sums: pricing.py)
+    held: int = 0
 
     def values(self, i: Array | int) -> Array:
         return self.origin + self.step * np.asarray(i, dtype=float)
@@ -176,5 +180,7 @@ def lattice_prv(lat: Lattice, inf_mass: float, mean: float, mean_err: float,
     lo = float(lat.values(lat.lo)) - 0.5 * lat.step  # no mass between lo and the first point
     hi = float(lat.values(lat.hi)) + 0.5 * lat.step
     centre = min(max(mean / lat.mass if lat.mass > 0 else 0.0, lo), hi)
-    cont = Continuous(lo, hi, lat.mass, lat.y_cdf, lat.y_sf, centre)
+    quick = (-math.inf, math.inf) if lat.quick is None else \
+        (float(lat.values(lat.quick[0])), float(lat.values(lat.quick[1])))
+    cont = Continuous(lo, hi, lat.mass, lat.y_cdf, lat.y_sf, centre, quick)
     return LatticePRV((), inf_mass, cont, mean, mean_err, lat)

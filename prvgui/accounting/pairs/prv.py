@@ -41,6 +41,9 @@ class Continuous:
     sf: Callable[[Array], Array]
     #: a point inside (lo, hi) near the bulk of the mass, used to start searches
     centre: float
+    #: the points between which cdf and sf are quick to evaluate (a lattice's whole tail sums
+    #: end there: kinds/discrete_gaussian.py); a tail scan stops at them before going on
+    quick: tuple[float, float] = (-math.inf, math.inf)
 
     def lower_cut(self, tau: float, tol: float = 0.0) -> float:
         """A point a with cdf(a) <= tau (the support's lower end if tau is tiny enough)."""

@@ -24,7 +24,7 @@ import pytest
 from prvgui.accounting import Accountant, Row, mechanism_from_params
 from prvgui.accounting.numerics.discretize import discretize
 from prvgui.accounting.pairs.gdp import randomized_response_mu2
-from prvgui.accounting.kinds.discrete_gaussian import MAX_SIGMA, DiscreteGaussian
+from prvgui.accounting.kinds.discrete_gaussian import MAX_SIGMA, DiscreteGaussian, discrete_gaussian_lattice
 from prvgui.accounting.kinds.discrete_laplace import DiscreteLaplace
 from prvgui.accounting.pairs.lattice import exp_neg_quotient, suffix_sums
 from prvgui.accounting.pairs.rdp import ORDERS, rr_rdp
@@ -231,6 +231,62 @@ def test_lattice_prvs_keep_the_accuracy_the_discretiser_trusts(mech):
         assert abs(s - want_s) <= 8 * U * want_s, (j, s, want_s)
     d_ = discretize(prv, 1e-3, 1e-16)
     assert abs(d_.mean() - prv.mean / prv.finite_mass) < 1e-9
+
+
+def _held_arrays(fn, seen=None):
+    """The numpy arrays a function holds through its closure, and its closures' closures."""
+    seen = set() if seen is None else seen
+    out = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        v = cell.cell_contents
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, np.ndarray):
+            out.append(v)
+        elif callable(v):
+            out += _held_arrays(v, seen)
+    return out
+
+
+@pytest.mark.parametrize("sigma", [0.6, 3.0, 47.3, 812.5])
+def test_the_held_tail_sums_are_the_whole_tables(sigma):
+    """A PRV holds its tail sums whole only near the centre and sums the far ones when asked;
+    at every index (or a sample of 4000 with both ends) they are the whole table's to 4 units
+    of 2^-53 (the table is the one the mpmath check above vouches for), and it holds under half
+    of the table's numbers once the lattice is wide."""
+    lat, t = discrete_gaussian_lattice(sigma, 1)
+    big_j = t.s.size - 2
+    ys = np.arange(-big_j - 1, big_j + 1)
+    if ys.size > 4000:
+        ys = np.unique(np.concatenate([np.random.default_rng(5).choice(ys, 4000), [-big_j - 1, -big_j, 0, big_j]]))
+    m_cdf = np.where(ys < 0, np.abs(ys), np.maximum(ys, -1) + 1)
+    ref_tail = lambda m: t.s[np.minimum(m, big_j + 1)] / t.z  # noqa: E731
+    want_cdf = np.where(ys < 0, ref_tail(np.abs(ys)), 1.0 - ref_tail(np.maximum(ys, -1) + 1))
+    want_sf = np.where(ys >= 0, ref_tail(np.maximum(ys, -1) + 1), 1.0 - ref_tail(np.abs(ys)))
+    got_cdf, got_sf = lat.cdf(ys), lat.sf(ys)
+    assert np.all(np.abs(got_cdf - want_cdf) <= 4 * U * np.maximum(want_cdf, 1e-300)), m_cdf
+    assert np.all(np.abs(got_sf - want_sf) <= 4 * U * np.maximum(want_sf, 1e-300))
+    assert got_sf[-1] == 0.0 and got_cdf[0] == 0.0  # beyond the kept lattice
+    held = sum(a.size for a in _held_arrays(lat.cdf))
+    if sigma > 40:
+        assert held < 0.45 * t.s.size, (held, t.s.size)
+    lo, hi = lat.quick
+    assert -big_j <= lo < 0 < hi <= big_j
+
+
+def test_a_tail_cut_beyond_the_quick_part_is_found_and_holds():
+    """At delta 1e-34 the cuts lie where the PRV sums its tail on demand (beyond Continuous.quick):
+    the scan finds the same cut as a search over the whole table, and the bracket holds the exact
+    lattice sum (the reference keeps the lattice to 14 sigma, relative mass 1e-42)."""
+    from prvgui.accounting.numerics.discretize import Tails
+    mech = DiscreteGaussian(3.0)
+    c = mech.prv().cont
+    tails = Tails(c, 1e-3, 1e-36)
+    b = tails.upper_cut(1e-36)
+    assert b > c.quick[1] and float(c.sf(np.array([b]))[0]) <= 1e-36
+    assert float(c.sf(np.array([b - mech.prv().lattice.step]))[0]) > 1e-36  # (a lattice step in)
+    check_bracket(mech, 2, dg_loss(3.0, 1, 2), [], [1e-34, 1e-30])
 
 
 @pytest.mark.parametrize("mech", MECHS[:2] + MECHS[4:6], ids=repr)
