@@ -16,6 +16,9 @@ window (window.py, whose width does not depend on the mesh) and the band limit
 (band.band_limit: in loss units it does not depend on the mesh either). That costs a few
 milliseconds per order of the pair and composes nothing.
 
+The rows' PRVs are held while the query runs: their bytes (``prv_bytes``) are added once to
+the query's peak (a discrete Gaussian's hold part of its lattice's tail sums).
+
 It is a warning, not a certificate: the figures are for an unloaded machine; the rebuilds
 that depend on the answer are predicted by rule (``needs_long_double`` for epsilon's tilted
 compositions, ``CostModel.profile_reaches_far_end`` for the privacy profile's long-double redo);
@@ -47,6 +50,7 @@ cost": every case above a second within 0.44 to 2 times its time).
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, replace
 from typing import Sequence
@@ -62,7 +66,7 @@ from .pipeline import Plan, coarsened, make_plan
 from .pricing_many import PACKED_BYTES, price as price_many, sample_indices
 from .tree import TREE_ALWAYS
 from ..pairs.prv import PRV
-from .tilt import AGG_REL, choose_lambda_for_delta
+from .tilt import AGG_REL, _cgf_and_mean, _stacked, choose_lambda_for_delta, tilt_row, tilted_window_mass
 from .window import PreparedRow, choose_window
 
 #: seconds per cell edge whose cdf is evaluated (with the array work on its nonzero cell), and
@@ -140,6 +144,14 @@ class _Row:
     def cells(self, h: float) -> int:
         return math.ceil(self.span / h) + 2
 
+    def nonzero(self, plan: Plan) -> float:
+        """About how many of its cells hold mass on the plan's mesh: one per cell edge, and no
+        more than a lattice has points in the span (a discrete Gaussian at sigma 100 fills one
+        cell in four where the mesh is finer than its step); at least one."""
+        lattice = getattr(self.prv, "lattice", None)
+        points = self.span / lattice.step + len(self.prv.atoms) + 1 if lattice is not None else math.inf
+        return max(1.0, min(self.edges(plan), points))
+
     def edges(self, plan: Plan) -> float:
         """Cell edges whose cdf discretize evaluates on the plan's mesh."""
         if self.prv.cont is None:
@@ -170,6 +182,17 @@ class _Order:
         self._bands: dict = {}
         self._kept: dict = {}
         self._band_rows: dict = {}
+
+    def tilted(self, lam: float) -> "_Order":
+        """The same picture with each coarse row tilted by ``lam`` (tilt.tilt_row): the windows
+        of a tilted composition (its rows' shapes, spans and cells are the untilted ones)."""
+        out = copy.copy(self)
+        out.rows = [copy.copy(r) for r in self.rows]
+        for r in out.rows:
+            r.disc = tilt_row(r.disc, lam)[0]
+            r.prepared = PreparedRow(r.disc)
+        out._windows, out._bands, out._kept, out._band_rows = {}, {}, {}, {}
+        return out
 
     def pictured(self, counts: Sequence[int]) -> list[float]:
         """The pictured rows' counts: each sampled row's count times the rows it stands for."""
@@ -238,6 +261,19 @@ class _Order:
         return self._band_rows[h_b]
 
 
+#: bytes of a PRV beside its arrays (the object, its functions and their closures), and of a
+#: lattice's functions and arrays' headers (measured: 1.5 kB per DP-SGD PRV, 16.7 kB per
+#: discrete Gaussian PRV at sigma 50 to 200)
+PRV_BYTES, LATTICE_BYTES = 1500, 2000
+
+
+def prv_bytes(prv: PRV) -> float:
+    """About the bytes one PRV holds: the object and its functions, its atoms, and the arrays a
+    lattice's functions hold (a discrete Gaussian's tail sums, ~14 kB at sigma 100)."""
+    lattice = getattr(prv, "lattice", None)
+    return PRV_BYTES + 48.0 * len(prv.atoms) + (LATTICE_BYTES + lattice.held if lattice is not None else 0)
+
+
 def _crude_span(prv: PRV, tau: float) -> float:
     """The row's span between tail cuts found by doubling only (at most about twice too wide)."""
     ends = [loc for loc, _ in prv.atoms]
@@ -260,7 +296,12 @@ class CostModel:
         self.eps_error = eps_error
         self.n_max = n_max
         self.err_min = err_min
-        self._pictures: dict[str, _Order] = {}
+        self._pictures: dict = {}  # order -> _Order; ("chernoff", order, delta) -> (lambda, blocks)
+
+    def held(self) -> float:
+        """Bytes the rows' PRVs hold while the query runs (every order's, made before it):
+        ``prv_bytes`` of each."""
+        return float(sum(prv_bytes(prv) for prvs in self.orders.values() for prv, _ in prvs))
 
     def picture(self, order: str) -> _Order:
         if order not in self._pictures:
@@ -279,8 +320,10 @@ class CostModel:
 
     def _build(self, order: str, err: float, extended: bool = False, scale: float = 1.0,
                counts: tuple[int, ...] | None = None, sweep: int = 0,
-               agg_cap: float = math.inf) -> tuple[Cost, int, int, float]:
-        """``build``, plus the mesh scale the composition lands on."""
+               agg_cap: float = math.inf, tilt: tuple | None = None) -> tuple[Cost, int, int, float]:
+        """``build``, plus the mesh scale the composition lands on. ``tilt`` = (the tilted
+        picture, L, m, lambda) prices a tilted composition (its windows and their mass:
+        tilt.tilted_window_mass)."""
         prvs = self.orders[order]
         if not prvs:
             return ZERO, 0, 0, scale
@@ -299,7 +342,10 @@ class CostModel:
             if agg_cap < plan.agg_max:
                 plan = replace(plan, agg_max=agg_cap)
             tally.scale = s
-            return self._attempt(pic, counts, plan, extended, sweep, tally)
+            if tilt is None:
+                return self._attempt(pic, counts, plan, extended, sweep, tally, plan.e_w)
+            return self._attempt(tilt[0], counts, plan, extended, sweep, tally,
+                                 tilted_window_mass(tilt[1], tilt[2], tilt[3], plan.e_w))
         try:
             n = coarsened(attempt, self.eps_error, k_total, err, self.n_max, scale, rows)[0]
         except MemoryError:  # no grid fits: the accountant will say so
@@ -308,17 +354,19 @@ class CostModel:
 
     def tilted(self, order: str, err: float, delta: float, passes: int = 1) -> Cost:
         """``passes`` compositions of ``order`` tilted towards its tail at ``delta`` (tilt.py),
-        one after the other: each the plain composition read out with no more aggregation than
-        the tilt allows (AGG_REL / lambda, lambda Chernoff's for delta on the coarse rows), plus
-        the tilting of the rows' cells, whose tilted copies it also holds."""
+        one after the other: each the composition of the rows tilted by lambda (Chernoff's for
+        delta on the coarse rows), on the windows of the coarse rows so tilted and with the
+        tilted window's mass (tilt.tilted_window_mass: a DP-SGD schedule's tilted window is
+        five to six times the plain one), read out with no more aggregation than the tilt allows
+        (AGG_REL / lambda); plus the tilting of the rows' cells, whose tilted copies it holds."""
         prvs = self.orders[order]
         if not prvs:
             return ZERO
         pic = self.picture(order)
-        weighted = pic.pictured([k for _, k in prvs])
-        # (the weights as counts: the cumulants add up; _stacked takes any count)
-        lam = choose_lambda_for_delta([(r.disc, k) for r, k in zip(pic.rows, weighted)], delta)  # type: ignore[misc]
-        est, _, _, scale = self._build(order, err, agg_cap=AGG_REL / lam if lam else math.inf)
+        lam, stacked = self._chernoff(order, delta)
+        # (on the tilted rows' windows: a tilted composition's are wider, its far tail heavier)
+        tilt = None if lam is None or stacked is None else (pic.tilted(lam), *_cgf_and_mean(stacked, lam), lam)
+        est, _, _, scale = self._build(order, err, agg_cap=AGG_REL / lam if lam else math.inf, tilt=tilt)
         # (on the mesh the composition lands on: coarsened when the base grid is too large)
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err, len(prvs))
         # the tilted copies: none held for many rows in groups (tilted a group at a time, their
@@ -327,11 +375,23 @@ class CostModel:
         if pic.many:
             copies = 0.0
         elif len(prvs) >= TREE_ALWAYS:
-            copies = sum(min(PACKED_BYTES * max(r.edges(plan), 1.0), 8.0 * r.cells(plan.h)) for r in pic.rows)
+            copies = sum(min(PACKED_BYTES * r.nonzero(plan), 8.0 * r.cells(plan.h)) for r in pic.rows)
         else:
             copies = 8.0 * sum(r.cells(plan.h) for r in pic.rows)
-        work = TILT_CELL_S * pic.weight * sum(max(r.edges(plan), 1.0) for r in pic.rows)
+        work = TILT_CELL_S * pic.weight * sum(r.nonzero(plan) for r in pic.rows)
         return replace(est, seconds=passes * (est.seconds + work), bytes=est.bytes + copies)
+
+    def _chernoff(self, order: str, delta: float) -> tuple[float | None, tuple | None]:
+        """Chernoff's lambda for ``delta`` on the order's coarse rows and their stacked block
+        summaries (tilt.py; the sample's weights as counts: the cumulants add up)."""
+        key = ("chernoff", order, delta)
+        if key not in self._pictures:
+            pic = self.picture(order)
+            weighted = pic.pictured([k for _, k in self.orders[order]])
+            coarse = [(r.disc, k) for r, k in zip(pic.rows, weighted)]
+            stacked = _stacked(coarse)  # type: ignore[arg-type]
+            self._pictures[key] = (choose_lambda_for_delta(coarse, delta, stacked), stacked)  # type: ignore[arg-type]
+        return self._pictures[key]
 
     def profile_reaches_far_end(self, order: str, delta: float, err: float) -> bool:
         """Whether the privacy profile (epsilon up to 1.5 times epsilon(delta)) ends inside the
@@ -346,14 +406,16 @@ class CostModel:
         return 1.5 * max(pic.window(counts, 2 * delta)[1], 1.0) < pic.window(counts, err / 4)[1]
 
     def _attempt(self, pic: _Order, counts: tuple[int, ...], plan: Plan, extended: bool, sweep: int,
-                 tally: _Tally) -> int:
+                 tally: _Tally, mass: float) -> int:
+        """One attempt at the plan's mesh; ``mass``: the composition window's (plan.e_w, or a
+        tilted composition's)."""
         if pic.many:  # (tree.py's groups: pricing_many.py)
             n_live = sum(1 for k in counts if k > 0)
             try:
                 seconds, memory, n, out = price_many(
-                    pic.rows, [counts[i] for i in pic.idx], pic.weight, n_live, pic.width(counts, plan.e_w),
-                    plan, extended, self.n_max, RFFT_S, POWER_S, IRFFT_S, DISC_EDGE_S, DISC_CELL_S,
-                    LONG_FFT_BYTES if extended else FFT_BYTES)
+                    pic.rows, [counts[i] for i in pic.idx], pic.weight, n_live, pic.width(counts, mass),
+                    plan, extended, self.n_max, IRFFT_S, DISC_EDGE_S, DISC_CELL_S,
+                    LONG_FFT_BYTES if extended else FFT_BYTES, mass)
             except GridTooLarge:
                 tally.add(BUILD_S, 0.0)
                 raise
@@ -371,12 +433,12 @@ class CostModel:
         # the rows as they are held: from TREE_ALWAYS rows on, their nonzero cells (packed.py:
         # about one per edge), else every cell
         packed = len(counts) >= TREE_ALWAYS
-        kept = sum(min(PACKED_BYTES * max(r.edges(plan), 1.0), 8.0 * c) if packed else 8.0 * c
+        kept = sum(min(PACKED_BYTES * r.nonzero(plan), 8.0 * c) if packed else 8.0 * c
                    for r, c in zip(pic.rows, cells))
         memory = kept + max(DISC_CELL_BYTES * c + DISC_EDGE_BYTES * r.edges(plan)
                             for r, c in zip(pic.rows, cells))
         # (a floor for degenerate coarse rows whose mass sits in a cell or two)
-        width = max(pic.width(counts, plan.e_w), max(r.span for r, k in zip(pic.rows, counts) if k > 0))
+        width = max(pic.width(counts, mass), max(r.span for r, k in zip(pic.rows, counts) if k > 0))
         n = fft_len(math.ceil(width / h) + 3, h, plan.agg_max)
         band = pic.band(counts, n * h)
         d_max = max(1, int(2 * plan.agg_max / h) + 1)

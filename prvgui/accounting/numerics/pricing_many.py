@@ -13,8 +13,9 @@ row would cost about as much as the work. What the sample gives:
   the whole window's length;
 * memory: the rows held as their nonzero cells (about one per cell edge, 12 bytes each: index
   and mass; so many distinct rows are not kept for reuse), a few groups' dense rows and the top
-  composition. Left out: the rows' PRVs, made before the estimate (a discrete Gaussian's holds
-  its lattice's tail sums, 40 kB at sigma 100).
+  composition. The rows' PRVs, made before the estimate and held throughout, are added once
+  to the whole query's (pricing.prv_bytes: a discrete Gaussian's holds part of its lattice's
+  tail sums, ~14 kB at sigma 100).
 
 Calibration (development machine, 2 shared cores, numpy's pocketfft; ``python
 benchmarks/bench_many.py`` prints the estimate beside the measured time): per row, the window's
@@ -28,22 +29,29 @@ from typing import Sequence
 
 import numpy as np
 
-from .compose import fft_len
+from .compose import BATCH_ROWS, fft_len
 from ..core.errors import GridTooLarge
-from .tree import FAN_IN, TREE_ALWAYS, TREE_MIN, band_counts
+from .tree import FAN_IN, TREE_ALWAYS, band_counts
 from .window import choose_window
 
 #: rows pictured when there are TREE_ALWAYS or more
 SAMPLE_ROWS = 64
 #: seconds per row beside its cells: its group's window (cumulants on window.ONCE_BLOCKS
 #: blocks), packing and unpacking, its share of a group's composition and read-out
-ROW_S = 0.6e-3
+ROW_S = 0.35e-3
 #: bytes per nonzero cell of a packed row (an int32 index and a float64 mass)
 PACKED_BYTES = 12
 #: seconds per point of a group's window and row: a short transform (tens of thousands of
 #: points: 10 to 12 ns a point against the long ones' 30 to 50), the product, the group's share
-#: of its inverse transform (measured: 1000 distinct DP-SGD steps, groups of 65k points: 1.8 s)
-GROUP_POINT_S = 14e-9
+#: of its inverse transform (measured: 1000 distinct DP-SGD steps, groups of 65k points: 1.8 s);
+#: the levels above the first cost about a third as much again (LEVELS: 1 + 1/4 + 1/16 ...)
+GROUP_POINT_S, LEVELS = 14e-9, 4.0 / 3.0
+#: seconds per coefficient of a power X^k, k > 1 (compose.power; measured 58 to 79 ns at 2e4 to
+#: 1e6 coefficients)
+GROUP_POWER_S = 75e-9
+#: seconds per point and row composed on the whole window (transforms eight to a call on every
+#: core, and the product: 25 rows on 921,600 points took 0.48 s)
+TOP_POINT_S = 20e-9
 
 
 def sample_indices(counts: Sequence[int]) -> list[int]:
@@ -55,26 +63,31 @@ def sample_indices(counts: Sequence[int]) -> list[int]:
     return sorted(set(np.linspace(0, n_rows - 1, SAMPLE_ROWS).round().astype(int).tolist()))
 
 
-def group_width(rows: Sequence, counts: Sequence[float], mass: float) -> float:
-    """The mean window of the first level's groups: FAN_IN sampled rows of similar width each
-    (``rows``: pricing._Row pictures, in sample order, with their own counts)."""
+def group_width(rows: Sequence, counts: Sequence[float], mass: float, weight: float = 1.0) -> float:
+    """The mean window of the first level's groups (``rows``: pricing._Row pictures, in sample
+    order, with their own counts; each stands for ``weight`` rows). tree.py groups rows of
+    similar width, so a group is pictured by the FAN_IN / weight sampled rows next to each other
+    in width (one sampled row FAN_IN times over once ``weight`` >= FAN_IN), their counts scaled
+    to make FAN_IN rows."""
     order = sorted(range(len(rows)), key=lambda i: rows[i].span)
+    step = max(1, min(FAN_IN, round(FAN_IN / max(weight, 1.0))))
     widths = []
-    for j in range(0, len(order) - FAN_IN + 1, FAN_IN):
-        g = [(rows[i].prepared, counts[i]) for i in order[j:j + FAN_IN] if counts[i] > 0]
+    for j in range(0, len(order) - step + 1, step):
+        part = order[j:j + step]
+        g = [(rows[i].prepared, counts[i] * FAN_IN / len(part)) for i in part if counts[i] > 0]
         if g:
             lo, hi, _ = choose_window(g, mass)
-            widths.append(max(hi - lo, max(rows[i].span for i in order[j:j + FAN_IN])))
+            widths.append(max(hi - lo, max(rows[i].span for i in part)))
     return float(np.mean(widths)) if widths else max(r.span for r in rows)
 
 
 def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole: float, plan,
-          extended: bool, n_max: int, rfft_s: float, power_s: float, irfft_s: float, disc_edge_s: float,
-          disc_cell_s: float, fft_bytes: float) -> tuple[float, float, int, int]:
+          extended: bool, n_max: int, irfft_s: float, disc_edge_s: float,
+          disc_cell_s: float, fft_bytes: float, mass: float | None = None) -> tuple[float, float, int, int]:
     """(seconds, peak bytes, grid, output points) of tree.compose_many over ``live`` rows that
     the sampled ``rows`` (their own ``counts``) stand for, ``weight`` each, on the plan's mesh;
-    ``whole`` is the whole window's estimated width. Raises GridTooLarge as the composition
-    would."""
+    ``whole`` is the whole window's estimated width, ``mass`` the whole window's mass (plan.e_w
+    unless tilted). Raises GridTooLarge as the composition would."""
     h = plan.h
     cells = [r.cells(h) for r in rows]
     for r, c in zip(rows, cells):
@@ -84,18 +97,33 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
     n = fft_len(math.ceil(whole / h) + 3, h, plan.agg_max)
     if n > n_max:
         raise GridTooLarge(n, n_max, whole)
-    share = plan.e_w / (2 * max(1, live // FAN_IN))
-    group = fft_len(math.ceil(group_width(rows, counts, share) / h) + 3, h, 0.0)
+    share = (plan.e_w if mass is None else mass) / (2 * max(1, live // FAN_IN))
+    group = fft_len(math.ceil(group_width(rows, counts, share, weight) / h) + 3, h, 0.0)
     long_ = 7.0 if extended else 1.0
     seconds = weight * sum(disc_edge_s * e + disc_cell_s * c for e, c in zip(edges, cells))
     seconds += live * ROW_S
-    # the first level, and about as much above it; a row drawn more than once is raised to its
-    # count on the first level (compose.power; once, it needs no power)
-    power = 0.5 * power_s * long_ if any(k > 1 for k in counts) else 0.0
-    seconds += live * (2.0 * GROUP_POINT_S * long_ + power) * group
-    left = (FAN_IN - 1) * max(1, math.ceil(math.log(max(live, 2), FAN_IN)))
-    seconds += min(left, TREE_MIN) * (rfft_s * long_ + 0.5 * power_s) * n + irfft_s * n
-    packed = weight * PACKED_BYTES * sum(min(e, c) for e, c in zip(edges, cells))
+    # the first level, and the levels above: each holds 1 / FAN_IN of the rows on windows about
+    # sqrt(FAN_IN) times as long (LEVELS); a row drawn more than once is raised to its count on
+    # the first level (compose.power; once, it needs no power)
+    power = 0.5 * GROUP_POWER_S * long_ if any(k > 1 for k in counts) else 0.0
+    seconds += live * (LEVELS * GROUP_POINT_S * long_ + power) * group
+    # the top: the rows left over on every level (the digits of ``live`` in base FAN_IN), each
+    # transformed on the whole window
+    top = top_rows(live)
+    seconds += top * (TOP_POINT_S * long_ + power) * n + irfft_s * n
+    packed = weight * PACKED_BYTES * sum(min(r.nonzero(plan), c) for r, c in zip(rows, cells))
     dense = 8.0 * FAN_IN * group * (1 + math.log(max(live, 2), FAN_IN))  # a group per level
-    memory = packed + dense + fft_bytes * n
-    return seconds, memory, n, n
+    # the top's rows (about half the window each), a batch of their transforms (BATCH_ROWS rows
+    # and spectra) and the product
+    top_bytes = 4.0 * top * n + 16.0 * min(top, BATCH_ROWS) * n + fft_bytes * n
+    return seconds, packed + dense + top_bytes, n, n
+
+
+def top_rows(live: int) -> int:
+    """How many rows tree.compose_many composes on the whole window: those left over on each
+    level, the digits of ``live`` in base FAN_IN."""
+    total = 0
+    while live:
+        live, digit = divmod(live, FAN_IN)
+        total += digit
+    return max(total, 1)

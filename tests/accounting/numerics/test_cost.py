@@ -240,3 +240,77 @@ def test_a_window_prices_the_rdp_curves_it_has_not_worked_out():
     compare_epsilon(list(rows), 1e-5)
     assert rdp_seconds(rows) == 0.0
     assert cost(Request(rows, 1e-5, None, 0.01)).seconds == pytest.approx(before - 40 * 0.045)
+
+
+def _arrays_held(fn, seen=None):
+    """Bytes of the numpy arrays a function holds through its closures (and theirs)."""
+    seen = set() if seen is None else seen
+    total = 0
+    for cell in getattr(fn, "__closure__", None) or ():
+        v = cell.cell_contents
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, np.ndarray):
+            total += v.nbytes
+        elif callable(v):
+            total += _arrays_held(v, seen)
+    return total
+
+
+def test_the_estimate_holds_the_rows_prvs():
+    """The rows' PRVs are held while the query runs: the estimate's memory covers them, and a
+    discrete Gaussian's pricing covers the arrays its functions hold (its tail sums)."""
+    from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+    from prvgui.accounting.numerics.pricing import CostModel, prv_bytes
+    rng = np.random.default_rng(2)
+    rows = [Row(DiscreteGaussian(float(s)), 1) for s in rng.uniform(50, 200, 600)]
+    acc = Accountant(rows, 0.01)
+    prvs = acc._order_prvs(acc.orders[0])
+    for prv, _ in prvs[:20]:
+        seen: set = set()
+        lat = prv.lattice
+        held = sum(_arrays_held(f, seen) for f in (lat.cdf, lat.sf, lat.pmf))
+        assert prv_bytes(prv) >= held > 4000
+    model = CostModel({o: acc._order_prvs(o) for o in acc.orders}, 0.01, acc.n_max)
+    assert model.held() == pytest.approx(sum(prv_bytes(p) for p, _ in prvs))
+    assert acc.cost(delta=1e-6).bytes > model.held()
+
+
+def test_the_top_of_the_tree_composes_the_rows_left_on_each_level(monkeypatch):
+    """pricing_many.top_rows is how many rows tree.compose_many composes on the whole window."""
+    from prvgui.accounting.numerics import tree
+    from prvgui.accounting.numerics.pricing_many import top_rows
+    from prvgui.accounting.kinds.gaussian import gaussian_prv
+    base = disc_mod.discretize(gaussian_prv(0.05), 0.01, 1e-12)
+    calls = []
+    real = tree.compose
+    monkeypatch.setattr(tree, "compose", lambda rows, *a, **k: calls.append(len(rows)) or real(rows, *a, **k))
+    for n in (300, 1000):
+        calls.clear()
+        tree.compose_many([(base, 1)] * n, 1e-12)
+        assert calls[-1] == top_rows(n)
+    assert top_rows(1000) == 25 and top_rows(16 ** 3) == 1
+
+
+def test_a_tilted_composition_is_priced_on_its_own_window(monkeypatch):
+    """A tilted composition's window is wider than the plain one (its far tail heavier): the
+    estimate pictures it from the coarse rows tilted, within a factor two of the window the
+    composition then takes (300 distinct DP-SGD steps at delta 1e-10)."""
+    from prvgui.accounting.numerics import pricing, pricing_many, tilt
+    wholes = []
+    real_price = pricing_many.price
+    monkeypatch.setattr(pricing, "price_many", lambda rows, counts, w, live, whole, *a, **k:
+                        wholes.append(whole) or real_price(rows, counts, w, live, whole, *a, **k))
+    acc = Accountant(_schedule(300), 0.01)
+    model = pricing.CostModel({o: acc._order_prvs(o) for o in acc.orders}, 0.01, acc.n_max)
+    model.tilted("remove", 1e-12, 1e-10)
+    plain = model.picture("remove").width(tuple(k for _, k in acc._order_prvs("remove")), 1e-12)
+    tops = []
+    real_top = tilt.compose_many
+    monkeypatch.setattr(tilt, "compose_many", lambda rows, mass, **k: tops.append(real_top(rows, mass, **k)) or tops[-1])
+    acc.epsilon(1e-10)
+    top = tops[0]
+    taken = top.pmf.size * top.h
+    assert wholes[-1] > 1.5 * plain
+    assert 0.5 < wholes[-1] / taken < 2.0, (wholes[-1], taken)
