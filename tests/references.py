@@ -219,3 +219,20 @@ def gdp_bayes_risk(mu: float, prior: float) -> float:
     lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
     res = optimize.minimize_scalar(err, bounds=(lo, hi), method="bounded", options={"xatol": 1e-15})
     return float(min(res.fun, vals[k], prior, 1 - prior))
+
+
+def closure_arrays(fn, seen: set | None = None) -> list:
+    """The numpy arrays a function holds through its closure, and its closures' closures
+    (``seen``: ids already counted, shared across calls)."""
+    seen = set() if seen is None else seen
+    out: list = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        v = cell.cell_contents
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, np.ndarray):
+            out.append(v)
+        elif callable(v):
+            out += closure_arrays(v, seen)
+    return out

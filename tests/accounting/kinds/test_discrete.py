@@ -21,6 +21,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+import references as ref
 from prvgui.accounting import Accountant, Row, mechanism_from_params
 from prvgui.accounting.numerics.discretize import discretize
 from prvgui.accounting.pairs.gdp import randomized_response_mu2
@@ -233,22 +234,6 @@ def test_lattice_prvs_keep_the_accuracy_the_discretiser_trusts(mech):
     assert abs(d_.mean() - prv.mean / prv.finite_mass) < 1e-9
 
 
-def _held_arrays(fn, seen=None):
-    """The numpy arrays a function holds through its closure, and its closures' closures."""
-    seen = set() if seen is None else seen
-    out = []
-    for cell in getattr(fn, "__closure__", None) or ():
-        v = cell.cell_contents
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if isinstance(v, np.ndarray):
-            out.append(v)
-        elif callable(v):
-            out += _held_arrays(v, seen)
-    return out
-
-
 @pytest.mark.parametrize("sigma", [0.6, 3.0, 47.3, 812.5])
 def test_the_held_tail_sums_are_the_whole_tables(sigma):
     """A PRV holds its tail sums whole only near the centre and sums the far ones when asked;
@@ -268,7 +253,7 @@ def test_the_held_tail_sums_are_the_whole_tables(sigma):
     assert np.all(np.abs(got_cdf - want_cdf) <= 4 * U * np.maximum(want_cdf, 1e-300)), m_cdf
     assert np.all(np.abs(got_sf - want_sf) <= 4 * U * np.maximum(want_sf, 1e-300))
     assert got_sf[-1] == 0.0 and got_cdf[0] == 0.0  # beyond the kept lattice
-    held = sum(a.size for a in _held_arrays(lat.cdf))
+    held = sum(a.size for a in ref.closure_arrays(lat.cdf))
     if sigma > 40:
         assert held < 0.45 * t.s.size, (held, t.s.size)
     lo, hi = lat.quick

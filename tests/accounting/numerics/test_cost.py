@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+import references as ref
 from prvgui.accounting import Accountant, Gaussian, Laplace, Row, SubsampledGaussian
 from prvgui.accounting.queries import accountant as acc_mod
 from prvgui.accounting.queries import escalation
@@ -242,22 +243,6 @@ def test_a_window_prices_the_rdp_curves_it_has_not_worked_out():
     assert cost(Request(rows, 1e-5, None, 0.01)).seconds == pytest.approx(before - 40 * 0.045)
 
 
-def _arrays_held(fn, seen=None):
-    """Bytes of the numpy arrays a function holds through its closures (and theirs)."""
-    seen = set() if seen is None else seen
-    total = 0
-    for cell in getattr(fn, "__closure__", None) or ():
-        v = cell.cell_contents
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if isinstance(v, np.ndarray):
-            total += v.nbytes
-        elif callable(v):
-            total += _arrays_held(v, seen)
-    return total
-
-
 def test_the_estimate_holds_the_rows_prvs():
     """The rows' PRVs are held while the query runs: the estimate's memory covers them, and a
     discrete Gaussian's pricing covers the arrays its functions hold (its tail sums)."""
@@ -270,7 +255,7 @@ def test_the_estimate_holds_the_rows_prvs():
     for prv, _ in prvs[:20]:
         seen: set = set()
         lat = prv.lattice
-        held = sum(_arrays_held(f, seen) for f in (lat.cdf, lat.sf, lat.pmf))
+        held = sum(a.nbytes for f in (lat.cdf, lat.sf, lat.pmf) for a in ref.closure_arrays(f, seen))
         assert prv_bytes(prv) >= held > 4000
     model = CostModel({o: acc._order_prvs(o) for o in acc.orders}, 0.01, acc.n_max)
     assert model.held() == pytest.approx(sum(prv_bytes(p) for p, _ in prvs))
