@@ -48,14 +48,17 @@ from ..core.values import Relation
 
 #: the largest sigma: its weight table holds 37.4 sigma + 1 numbers (30 MB at 1e5)
 MAX_SIGMA = 1e5
+#: a PRV holds its tail sums S_m while S_m / Z >= e^-NEAR_LOG (the cell edges of any tail cut
+#: above 1e-34 lie there); further out it reads them from the whole table, made again when asked
+NEAR_LOG = 80.0
 
 
 
 @dataclass(frozen=True)
 class _Table:
-    """For the weights w_j = e^{-j^2/(2 sigma^2)}, j = 0..J: their tail sums S_m = sum_{j >= m} w_j
-    (m = 0..J+1), Z = w_0 + 2 S_1 (the kept lattice's normaliser), the left-out mass and the
-    variance of the kept lattice."""
+    """For the weights w_j = e^{-j^2/(2 sigma^2)}, j = 0..J (or fewer: ``_near_table``): their
+    tail sums S_m = sum_{j >= m} w_j (m = 0..J+1), Z = w_0 + 2 S_1 (the kept lattice's
+    normaliser), the left-out mass and the variance of the kept lattice."""
 
     sigma2: tuple[float, float]
     s: np.ndarray
@@ -66,12 +69,21 @@ class _Table:
 
 @lru_cache(maxsize=2)
 def _table(sigma: float) -> _Table:
+    """The whole table, J = floor(sigma sqrt(2 E_MAX)) (the lattice the PRV represents)."""
+    return _build(sigma, None)
+
+
+def _build(sigma: float, top: int | None) -> _Table:
+    """The table over j = 0..min(J, top): the tail sums S_m over [m, min(J, top)] (below J they
+    leave out the weights past top: ``_near_table`` bounds them), Z from them, the left-out mass
+    past J, the variance."""
     big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
-    j = np.arange(big_j + 1, dtype=float)
+    end = big_j if top is None else min(big_j, top)
+    j = np.arange(end + 1, dtype=float)
     v_hi, v_lo = two_prod(sigma, sigma)  # sigma^2 = v_hi + v_lo exactly
-    w = exp_neg_quotient(j * j, 2.0 * v_hi, 2.0 * v_lo) if big_j else np.ones(1)
+    w = exp_neg_quotient(j * j, 2.0 * v_hi, 2.0 * v_lo) if end else np.ones(1)
     s_hi, s_lo = suffix_sums(w)
-    z = dd_add(s_hi[0], s_lo[0], s_hi[1], s_lo[1])[0] if big_j else 1.0
+    z = dd_add(s_hi[0], s_lo[0], s_hi[1], s_lo[1])[0] if end else 1.0
     # left out: 2 sum_{j >= n} w_j <= 2 e^{-n^2 / (2 sigma^2)} / (1 - e^{-n / sigma^2}), n = J + 1
     n = big_j + 1.0
     expo = n * n / (2.0 * v_hi) if v_hi > 0 else math.inf
@@ -81,57 +93,48 @@ def _table(sigma: float) -> _Table:
     return _Table((v_hi, v_lo), s_hi, float(z), left_out, var)
 
 
-#: the tail sums a PRV holds: every one while S_m / Z >= e^-NEAR_LOG (the cell edges of any
-#: tail cut above 1e-34 lie there), beyond it one in FAR_STEP, the others summed when asked for
-NEAR_LOG, FAR_STEP = 80.0, 32
+def _near_table(sigma: float) -> tuple[_Table, int]:
+    """The table a PRV is built from and the first index m_near whose S_m / Z is below
+    e^-NEAR_LOG: the weights only out to where those past it are below 2^-60 of S_{m_near}
+    (a geometric bound, w_{j+1} / w_j <= e^{-(top + 1) / sigma^2} past top; checked, else the
+    whole table), so S_m for m <= m_near and Z are the whole table's to far below a rounding,
+    at half the cost or less for sigma above ~10."""
+    big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
+    top = math.ceil(sigma * math.sqrt(2.0 * (NEAR_LOG + 50.0 + math.log1p(sigma))))
+    t = _build(sigma, top) if top < big_j else _table(sigma)
+    m_near = min(int(np.searchsorted(-t.s, -t.z * math.exp(-NEAR_LOG), side="left")), t.s.size - 1)
+    if top < big_j:
+        n = top + 1.0
+        past = math.exp(-n * n / (2.0 * t.sigma2[0]) - math.log(-math.expm1(-n / t.sigma2[0])))
+        if not past <= 2.0 ** -60 * t.s[m_near]:
+            t = _table(sigma)
+            m_near = min(int(np.searchsorted(-t.s, -t.z * math.exp(-NEAR_LOG), side="left")), t.s.size - 1)
+    return t, m_near
 
 
-def _tail_sums(t: _Table) -> tuple[Callable[[np.ndarray], np.ndarray], int, int]:
-    """P(y >= m) for m >= 0 (clipped to J + 1), the kept lattice, from the table's tail sums
-    S_m / Z; holding S_m whole only where S_m / Z >= e^-NEAR_LOG and at every FAR_STEP-th index
-    beyond (a tenth of the table's 37.4 sigma numbers at most three; many distinct rows hold
-    their PRVs at once). Beyond that point S_m = S_c + sum_{m <= j < c} w_j, c the next kept
-    index, the weights' sum exact to one rounding (suffix_sums) and added in double-double: the
-    same few units of 2^-53 as the table's own S_m. Returns (the function, the last index held
-    whole, the bytes it holds)."""
-    s, z = t.s, t.z
-    big_j = s.size - 2
-    v_hi, v_lo = t.sigma2
-    m_near = min(int(np.searchsorted(-s, -z * math.exp(-NEAR_LOG), side="left")), big_j + 1)
-    near = s[:m_near + 1].copy()  # (a copy: a view would keep the whole table alive)
-    first = m_near + 1  # the far blocks [first + F b, first + F (b + 1)), b = 0..
-    n_blocks = max(0, (big_j + 1 - first) // FAR_STEP + 1)
-    ends = s[np.minimum(first + FAR_STEP * (np.arange(n_blocks) + 1), big_j + 1)].copy()
-
-    def far(m: np.ndarray) -> np.ndarray:
-        rel = m - first
-        blk, at = rel // FAR_STEP, rel % FAR_STEP
-        used, which = np.unique(blk, return_inverse=True)
-        j = (first + FAR_STEP * used)[:, None] + np.arange(FAR_STEP)
-        ok = j <= big_j
-        jj = np.where(ok, j, 0).astype(float)
-        w = np.where(ok, exp_neg_quotient(jj * jj, 2.0 * v_hi, 2.0 * v_lo), 0.0)
-        hi, lo = suffix_sums(w)
-        return dd_add(ends[used][which], 0.0, hi[which, at], lo[which, at])[0]
+def _tail_sums(sigma: float) -> tuple[Callable[[np.ndarray], np.ndarray], int, int, _Table]:
+    """P(y >= m) for m >= 0 (clipped to J + 1), the kept lattice, as S_m / Z: held for m up to
+    m_near (``_near_table``), beyond it from the whole table (``_table``: rebuilt when evicted,
+    which only a tail cut below ~1e-34 asks for; many distinct rows hold their PRVs at once).
+    Returns (the function, m_near, the bytes it holds, the table it was built from)."""
+    t, m_near = _near_table(sigma)
+    big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
+    near = t.s[:m_near + 1].copy()  # (a copy: a view would keep the whole table alive)
+    z = t.z
 
     def tail(m: np.ndarray) -> np.ndarray:
         m = np.minimum(m, big_j + 1)
-        if not n_blocks or (m.size and int(m.max()) <= m_near) or not m.size:
+        if not m.size or int(m.max()) <= m_near:
             return near[np.minimum(m, m_near)] / z
-        out = np.empty(m.shape)
-        inner = m <= m_near
-        out[inner] = near[m[inner]]
-        out[~inner] = far(m[~inner])
-        return out / z
-    return tail, m_near, near.nbytes + ends.nbytes
+        return _table(sigma).s[m] / z
+    return tail, m_near, near.nbytes, t
 
 
 def discrete_gaussian_lattice(sigma: float, sensitivity: int) -> tuple[Lattice, _Table]:
     """The loss lattice Y = a + b y, y in [-J, J], of the pair N_Z(sensitivity) vs N_Z(0)."""
-    t = _table(sigma)
-    big_j = t.s.size - 2
+    tail, m_near, held, t = _tail_sums(sigma)  # (the functions below hold this, not the table)
+    big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
     z, (v_hi, v_lo) = t.z, t.sigma2
-    tail, m_near, held = _tail_sums(t)  # (the functions below hold this, not the table)
 
     def cdf(y: np.ndarray) -> np.ndarray:  # P(y' <= y)
         return np.where(y < 0, tail(np.abs(y)), 1.0 - tail(np.maximum(y, -1) + 1))
@@ -146,7 +149,7 @@ def discrete_gaussian_lattice(sigma: float, sensitivity: int) -> tuple[Lattice, 
 
     a = sensitivity * sensitivity / (2.0 * sigma * sigma)
     b = sensitivity / (sigma * sigma)
-    # (cdf(y) reads S_{|y|}, sf(y) S_{y + 1}: both whole for |y| < m_near)
+    # (cdf(y) reads S_{|y|}, sf(y) S_{y + 1}: both held for |y| < m_near)
     quick = (-min(m_near - 1, big_j), min(m_near - 1, big_j))
     return Lattice(a, b, -big_j, big_j, pmf, cdf, sf, 1.0, quick, held), t
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -466,6 +466,11 @@ class Tails:
         quick = c.quick
         self.left = self._scan(c.cdf, -1.0, c.lo, h, tau, quick[0])
         self.right = self._scan(c.sf, 1.0, c.hi, h, tau, quick[1])
+        # each scan's running minimum, negated: nondecreasing, so the first point at or below a
+        # tau (the first whose minimum is) is one binary search, for many taus at once (a NaN,
+        # never at or below tau, counts as +inf)
+        self._keys = tuple(-np.minimum.accumulate(np.where(np.isnan(v), np.inf, v))
+                           for v in (self.left[1], self.right[1]))
 
     def _scan(self, tail, direction: float, end: float, h: float, tau: float, quick: float = math.inf):
         xs, vals, j0 = [], [], 0
@@ -496,13 +501,13 @@ class Tails:
                 raise ArithmeticError("PRV tail does not decay; cannot truncate")
         return np.concatenate(xs), np.concatenate(vals)
 
-    def _cut(self, side, tail, direction: float, tau: float, tol: float) -> float:
-        xs, vals = side
-        below = np.flatnonzero(vals <= tau)
-        if not below.size:  # (beyond the scan: the support's end, or a tau below the scan's)
-            return _search(tail, tau, float(xs[-1]), self.c.lo if direction < 0 else self.c.hi,
-                           direction, tol)
-        i = int(below[0])
+    def _cut(self, upper: bool, tau: float, tol: float, i: int | None = None) -> float:
+        xs = self.right[0] if upper else self.left[0]
+        tail, direction = (self.c.sf, 1.0) if upper else (self.c.cdf, -1.0)
+        if i is None:
+            i = int(np.searchsorted(self._keys[upper], -tau, side="left"))
+        if i == xs.size:  # (beyond the scan: the support's end, or a tau below the scan's)
+            return _search(tail, tau, float(xs[-1]), self.c.hi if upper else self.c.lo, direction, tol)
         far = float(xs[i])
         near = float(xs[i - 1]) if i > 0 else self.c.centre
         if abs(far - near) <= tol:
@@ -510,10 +515,16 @@ class Tails:
         return _search(tail, tau, near, far, direction, tol)
 
     def lower_cut(self, tau: float, tol: float = 0.0) -> float:
-        return self._cut(self.left, self.c.cdf, -1.0, tau, tol)
+        return self._cut(False, tau, tol)
 
     def upper_cut(self, tau: float, tol: float = 0.0) -> float:
-        return self._cut(self.right, self.c.sf, 1.0, tau, tol)
+        return self._cut(True, tau, tol)
+
+    def cuts(self, upper: bool, taus: Sequence[float]) -> list[float]:
+        """``upper_cut`` (or ``lower_cut``) of each tau with tol = inf: the scan's first point
+        at or below it, found for all of them in one search."""
+        first = np.searchsorted(self._keys[upper], -np.asarray(taus, dtype=float), side="left")
+        return [self._cut(upper, t, math.inf, int(i)) for t, i in zip(taus, first)]
 
 
 def _within(r: int, room: int) -> int:
@@ -537,11 +548,11 @@ def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, i
     # fine cells from j_a[0] to j_b[0]; tier i beyond j_a[i] and j_b[i]
     j_a: list[int] = []
     j_b: list[int] = []
-    for p, _ in use:
-        a = max(j_lo, min(j_hi, math.floor(c.lower_cut(p / 2, math.inf) / h + 0.5)))
+    for x in c.cuts(False, [p / 2 for p, _ in use]):
+        a = max(j_lo, min(j_hi, math.floor(x / h + 0.5)))
         j_a.append(min(a, j_a[-1]) if j_a else a)
-    for p, _ in use:
-        b = min(j_hi, max(j_a[0], math.ceil(c.upper_cut(p / 2, math.inf) / h - 0.5)))
+    for x in c.cuts(True, [p / 2 for p, _ in use]):
+        b = min(j_hi, max(j_a[0], math.ceil(x / h - 0.5)))
         j_b.append(max(b, j_b[-1]) if j_b else b)
     left, right = [], []
     e = j_a[0]

@@ -26,6 +26,7 @@ from prvgui.accounting import Accountant, Row, mechanism_from_params
 from prvgui.accounting.numerics.discretize import discretize
 from prvgui.accounting.pairs.gdp import randomized_response_mu2
 from prvgui.accounting.kinds.discrete_gaussian import MAX_SIGMA, DiscreteGaussian, discrete_gaussian_lattice
+from prvgui.accounting.kinds.discrete_gaussian import _table as _dg_table
 from prvgui.accounting.kinds.discrete_laplace import DiscreteLaplace
 from prvgui.accounting.pairs.lattice import exp_neg_quotient, suffix_sums
 from prvgui.accounting.pairs.rdp import ORDERS, rr_rdp
@@ -236,28 +237,30 @@ def test_lattice_prvs_keep_the_accuracy_the_discretiser_trusts(mech):
 
 @pytest.mark.parametrize("sigma", [0.6, 3.0, 47.3, 812.5])
 def test_the_held_tail_sums_are_the_whole_tables(sigma):
-    """A PRV holds its tail sums whole only near the centre and sums the far ones when asked;
-    at every index (or a sample of 4000 with both ends) they are the whole table's to 4 units
-    of 2^-53 (the table is the one the mpmath check above vouches for), and it holds under half
-    of the table's numbers once the lattice is wide."""
-    lat, t = discrete_gaussian_lattice(sigma, 1)
+    """A PRV holds its tail sums only near the centre (built from the weights out to where the
+    rest is below 2^-60 of them) and reads the far ones from the whole table; at every index (or
+    a sample of 4000 with both ends), asked near and far apart and together, they are the whole
+    table's to 4 units of 2^-53 (the table the mpmath check above vouches for), and a wide
+    lattice's PRV holds under half of the table's numbers."""
+    lat, _ = discrete_gaussian_lattice(sigma, 1)
+    t = _dg_table(sigma)
     big_j = t.s.size - 2
     ys = np.arange(-big_j - 1, big_j + 1)
     if ys.size > 4000:
         ys = np.unique(np.concatenate([np.random.default_rng(5).choice(ys, 4000), [-big_j - 1, -big_j, 0, big_j]]))
-    m_cdf = np.where(ys < 0, np.abs(ys), np.maximum(ys, -1) + 1)
     ref_tail = lambda m: t.s[np.minimum(m, big_j + 1)] / t.z  # noqa: E731
-    want_cdf = np.where(ys < 0, ref_tail(np.abs(ys)), 1.0 - ref_tail(np.maximum(ys, -1) + 1))
-    want_sf = np.where(ys >= 0, ref_tail(np.maximum(ys, -1) + 1), 1.0 - ref_tail(np.abs(ys)))
-    got_cdf, got_sf = lat.cdf(ys), lat.sf(ys)
-    assert np.all(np.abs(got_cdf - want_cdf) <= 4 * U * np.maximum(want_cdf, 1e-300)), m_cdf
-    assert np.all(np.abs(got_sf - want_sf) <= 4 * U * np.maximum(want_sf, 1e-300))
-    assert got_sf[-1] == 0.0 and got_cdf[0] == 0.0  # beyond the kept lattice
+    lo, hi = lat.quick
+    assert -big_j <= lo < 0 < hi <= big_j
+    inner = (ys >= lo) & (ys <= hi)
+    for part in (ys[inner], ys[~inner], ys):
+        want_cdf = np.where(part < 0, ref_tail(np.abs(part)), 1.0 - ref_tail(np.maximum(part, -1) + 1))
+        want_sf = np.where(part >= 0, ref_tail(np.maximum(part, -1) + 1), 1.0 - ref_tail(np.abs(part)))
+        assert np.all(np.abs(lat.cdf(part) - want_cdf) <= 4 * U * np.maximum(want_cdf, 1e-300))
+        assert np.all(np.abs(lat.sf(part) - want_sf) <= 4 * U * np.maximum(want_sf, 1e-300))
+    assert lat.sf(ys[-1:])[0] == 0.0 and lat.cdf(ys[:1])[0] == 0.0  # beyond the kept lattice
     held = sum(a.size for a in ref.closure_arrays(lat.cdf))
     if sigma > 40:
         assert held < 0.45 * t.s.size, (held, t.s.size)
-    lo, hi = lat.quick
-    assert -big_j <= lo < 0 < hi <= big_j
 
 
 def test_a_tail_cut_beyond_the_quick_part_is_found_and_holds():
