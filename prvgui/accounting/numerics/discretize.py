@@ -536,9 +536,10 @@ def _within(r: int, room: int) -> int:
     return r - 1 + r % 2
 
 
-def _edges(c, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int],
+def _edges(c: Tails, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int],
            tiers: tuple[tuple[float, int], ...] = ()) -> np.ndarray:
-    """Cell indices of the edges (edge i at (e_i - 1/2) h): single cells from j_lo to j_hi, or
+    """Cell indices of the edges (edge i at (e_i - 1/2) h), the tier points read from the tail
+    scans ``c``: single cells from j_lo to j_hi, or
     r_i cells at a time beyond the points where the tails hold p_i / 2 (``tiers`` and then
     ``coarse``, each (p, r) with odd r, r increasing and p decreasing). A cell r_i wide lies
     wholly beyond tier i's point on its side."""

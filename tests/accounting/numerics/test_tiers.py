@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import references as ref
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
 from prvgui.accounting.numerics import pipeline as pipeline_mod
-from prvgui.accounting.numerics.discretize import _edges, class_failure, coupling_failure, discretize
+from prvgui.accounting.numerics.discretize import Tails, _edges, class_failure, coupling_failure, discretize
 from prvgui.accounting.kinds.gaussian import gaussian_prv
 from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv
 from prvgui.accounting.numerics.pipeline import make_plan
@@ -29,7 +29,7 @@ def test_tier_cells_lie_beyond_their_tail_points(prv):
     h, tau, coarse = 1e-4, 1e-16, (1e-7, 81)
     c = prv.cont
     j_lo, j_hi = math.floor(c.lower_cut(tau, h / 4) / h + 0.5), math.ceil(c.upper_cut(tau, h / 4) / h - 0.5)
-    e = _edges(c, h, j_lo, j_hi, tau, coarse, TIERS)
+    e = _edges(Tails(c, h, tau), h, j_lo, j_hi, tau, coarse, TIERS)
     width = np.diff(e)
     assert np.all(width > 0) and set(width.tolist()) <= {1, 3, 9, 27, 81}
     assert e[0] <= j_lo and e[-1] >= j_hi + 1
