@@ -9,7 +9,9 @@ import pytest
 from prvgui.accounting.kinds.subsampled_gaussian import subsampled_gaussian_prv
 
 CASES = [(0.3, 1e-4), (0.34, 1.16e-4), (0.5, 0.3), (0.8, 0.01), (1.0, 0.005), (1.1, 0.9),
-         (1.8, 1.17e-3), (2.34, 4.95e-4), (3.4, 0.0138), (5.0, 0.5), (5.0, 1e-4), (0.6, 0.05)]
+         (1.8, 1.17e-3), (2.34, 4.95e-4), (3.4, 0.0138), (5.0, 0.5), (5.0, 1e-4), (0.6, 0.05),
+         # (the many-row benchmark's range: noise 0.8 to 1.5, rates 1e-3 to 1e-2)
+         (0.8137, 0.00913), (1.2291, 0.001377), (1.4962, 0.00561), (0.9508, 0.002942)]
 
 
 def _kl(s: float, q: float, order: str):
