@@ -9,8 +9,10 @@ its own process, which builds its input, answers once untimed (the warm-up: impo
 the first call), then answers ``--rounds`` times; the median of those is the warm time, what a
 window or a notebook feels (an answer that takes more than 30 s is timed once: its warm-up is
 then a small part of it). The process's resident peak is reported beside it (it includes the
-interpreter and libraries, about 100 MB). A program that has not answered within ``--cap``
-seconds is stopped and reported as "> cap".
+interpreter and libraries, about 100 MB), and for prvgui its own estimate of the answer's time
+and peak (Accountant.cost, made before the first answer, as a window prices a request; its bytes
+are above the interpreter's). A program that has not answered within ``--cap`` seconds is
+stopped and reported as "> cap".
 
 prvgui: Accountant(rows, eps_error=0.01).epsilon(delta), the certified bracket. dp-accounting
 RDP: RdpAccountant with its default orders (an upper bound). dp-accounting PLD: PLDAccountant at
@@ -66,6 +68,9 @@ else:
 def answer():
     b = Accountant(rows, 0.01, closed_forms=closed).epsilon(delta)
     return [b.lower, b.estimate, b.upper]
+def estimate():
+    c = Accountant(rows, 0.01, closed_forms=closed).cost(delta=delta)
+    return [c.seconds, c.bytes]
 """,
     "rdp": """
 from dp_accounting.rdp import RdpAccountant as Peer
@@ -76,12 +81,13 @@ from dp_accounting.pld import PLDAccountant as Peer
 }
 
 RUN = """
+est = estimate() if "estimate" in globals() else None  # (before any answer: as a window prices)
 t = time.perf_counter(); got = answer(); first = time.perf_counter() - t
 times = [first] if first > 30 else []  # (a long first answer is as warm as the next)
 for _ in range(rounds if not times else 0):
     t = time.perf_counter(); got = answer(); times.append(time.perf_counter() - t)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({{"seconds": statistics.median(times), "answer": got, "peak": peak}}))
+print(json.dumps({{"seconds": statistics.median(times), "answer": got, "peak": peak, "estimate": est}}))
 """
 
 #: (label, kind, rows, count, delta, programs: (name, closed forms))
@@ -91,6 +97,7 @@ CASES = [
     ("1000 distinct rows of 5 DP-SGD steps", "sg", 1000, 5, 1e-10, [("prvgui", True), ("rdp", True)]),
     ("300 distinct rows of 100 DP-SGD steps", "sg", 300, 100, 1e-10, [("prvgui", True), ("rdp", True)]),
     ("10^4 distinct discrete Gaussians", "dg", 10000, 1, 1e-10, [("prvgui", True)]),
+    ("2 x 10^4 distinct discrete Gaussians", "dg", 20000, 1, 1e-10, [("prvgui", True)]),
     ("10^4 distinct Gaussians", "g", 10000, 1, 1e-10,
      [("prvgui", True), ("prvgui", False), ("rdp", True), ("pld", True)]),
 ]
@@ -116,8 +123,8 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=600.0, help="seconds a program may take per answer")
     ap.add_argument("--only", type=int, nargs="*", help="case numbers (from 0) to run")
     args = ap.parse_args()
-    print("| case | delta | program | answer | warm time (median) | peak | peer / prvgui |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | delta | program | answer | warm time (median) | peak | peer / prvgui | estimated |")
+    print("|---|---|---|---|---|---|---|---|")
     for i, (label, kind, n, count, delta, programs) in enumerate(CASES):
         if args.only and i not in args.only:
             continue
@@ -134,7 +141,9 @@ def main() -> None:
             peak = f"{r['peak'] / 2 ** 30:.2f} GB" if r.get("peak") else "-"
             ratio = f"{secs / ours:.1f}" if secs and ours and name != "prvgui" else \
                 (f"> {args.cap / ours:.0f}" if ours and not secs else "")
-            print(f"| {label} | {delta:g} | {who} | [{ans}] | {t} | {peak} | {ratio} |", flush=True)
+            est = r.get("estimate")
+            guess = f"{est[0]:.1f} s, {est[1] / 2 ** 30:.2f} GB" if est else ""
+            print(f"| {label} | {delta:g} | {who} | [{ans}] | {t} | {peak} | {ratio} | {guess} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -182,6 +182,8 @@ class _Order:
         self._bands: dict = {}
         self._kept: dict = {}
         self._band_rows: dict = {}
+        #: the tilt of the rows pictured (``tilted``), None for the rows themselves
+        self.lam: float | None = None
 
     def tilted(self, lam: float) -> "_Order":
         """The same picture with each coarse row tilted by ``lam`` (tilt.tilt_row): the windows
@@ -192,6 +194,7 @@ class _Order:
             r.disc = tilt_row(r.disc, lam)[0]
             r.prepared = PreparedRow(r.disc)
         out._windows, out._bands, out._kept, out._band_rows = {}, {}, {}, {}
+        out.lam = lam
         return out
 
     def pictured(self, counts: Sequence[int]) -> list[float]:
@@ -257,7 +260,8 @@ class _Order:
         if h_b <= self.h_c * 1.01:
             return [r.disc for r in self.rows]
         if h_b not in self._band_rows:
-            self._band_rows[h_b] = [discretize(r.prv, h_b, r.tau, 1 << 40) for r in self.rows]
+            discs = [discretize(r.prv, h_b, r.tau, 1 << 40) for r in self.rows]
+            self._band_rows[h_b] = discs if self.lam is None else [tilt_row(d, self.lam)[0] for d in discs]
         return self._band_rows[h_b]
 
 
@@ -296,7 +300,9 @@ class CostModel:
         self.eps_error = eps_error
         self.n_max = n_max
         self.err_min = err_min
-        self._pictures: dict = {}  # order -> _Order; ("chernoff", order, delta) -> (lambda, blocks)
+        self._pictures: dict[str, _Order] = {}
+        #: (order, delta) -> Chernoff's lambda on the coarse rows and their stacked block summaries
+        self._lambdas: dict[tuple[str, float], tuple] = {}
 
     def held(self) -> float:
         """Bytes the rows' PRVs hold while the query runs (every order's, made before it):
@@ -384,14 +390,14 @@ class CostModel:
     def _chernoff(self, order: str, delta: float) -> tuple[float | None, tuple | None]:
         """Chernoff's lambda for ``delta`` on the order's coarse rows and their stacked block
         summaries (tilt.py; the sample's weights as counts: the cumulants add up)."""
-        key = ("chernoff", order, delta)
-        if key not in self._pictures:
+        key = (order, delta)
+        if key not in self._lambdas:
             pic = self.picture(order)
             weighted = pic.pictured([k for _, k in self.orders[order]])
             coarse = [(r.disc, k) for r, k in zip(pic.rows, weighted)]
             stacked = _stacked(coarse)  # type: ignore[arg-type]
-            self._pictures[key] = (choose_lambda_for_delta(coarse, delta, stacked), stacked)  # type: ignore[arg-type]
-        return self._pictures[key]
+            self._lambdas[key] = (choose_lambda_for_delta(coarse, delta, stacked), stacked)  # type: ignore[arg-type]
+        return self._lambdas[key]  # type: ignore[return-value]
 
     def profile_reaches_far_end(self, order: str, delta: float, err: float) -> bool:
         """Whether the privacy profile (epsilon up to 1.5 times epsilon(delta)) ends inside the
