@@ -152,7 +152,7 @@ def _parser() -> _Parser:
     from .cli_interop import add_parsers as interop_parsers
     interop_parsers(sub, p.error)
     from .cli_workload import add_parser as workload_parser
-    workload_parser(sub, p.error)
+    workload_parser(sub, p.error, limits)
     from .cli_sweep import add_parser as sweep_parser
     sweep_parser(sub, p.error)
     return p
@@ -418,7 +418,7 @@ def _run_interop(args) -> int:
 
 def _run_workload(args) -> int:
     from .cli_workload import run
-    return run(args)
+    return run(args, lambda estimate: _check_cost(estimate, args))
 
 
 def _run_sweep(args) -> int:

@@ -4,7 +4,7 @@ whole; or a total rho or epsilon split over the rows by weights. Registered by c
 (``add_parser``, ``run``).
 
     prvgui workload CSV [--delta D] [--neighbouring add_remove|replace_one] [--eps-error E]
-                        [--out COMP.json] [--json]
+                        [--out COMP.json] [--json] [--max-seconds S] [--max-memory SIZE]
     prvgui workload CSV --split-rho R | --split-epsilon E [--weights W1,W2,... | --weights-column NAME]
                         --out COMP.json [--delta D] [--neighbouring ...] [--json]
 
@@ -20,10 +20,12 @@ import math
 from .cli_args import number as _number
 
 
-def add_parser(sub, error) -> None:
-    """The ``workload`` subcommand (``error``: the parent parser's error, one line)."""
-    w = sub.add_parser("workload", help="a table of measurements (CSV): each row's share of the privacy cost, "
-                                        "or a total ρ or ε split over the rows")
+def add_parser(sub, error, limits=None) -> None:
+    """The ``workload`` subcommand (``error``: the parent parser's error, one line; ``limits``:
+    the parser of --max-seconds and --max-memory, which the whole composition's epsilon obeys)."""
+    w = sub.add_parser("workload", parents=[limits] if limits is not None else [],
+                       help="a table of measurements (CSV): each row's share of the privacy cost, "
+                            "or a total ρ or ε split over the rows")
     w.add_argument("csv", help="the workload: a CSV file with a header label,kind,count,<parameters> "
                                "(docs/file-format.md)")
     w.add_argument("--delta", type=_number, default=None, help="target delta (default 1e-05)")
@@ -92,7 +94,9 @@ def _check_out(args, n: int) -> None:
         raise ValueError(f"--out: a composition file holds at most {MAX_ROWS:,} rows; the workload has {n:,}")
 
 
-def run(args) -> int:
+def run(args, check_cost=None) -> int:
+    """The command; ``check_cost(estimate)`` (cli.py: --max-seconds, --max-memory) sees the
+    estimated cost of the whole composition's epsilon before it is composed."""
     splitting = args.split_rho is not None or args.split_epsilon is not None
     if not splitting and (args.weights is not None or args.weights_column is not None):
         raise ValueError("--weights and --weights-column are for a split: give --split-rho R or --split-epsilon E")
@@ -102,21 +106,26 @@ def run(args) -> int:
     comp = workload.composition
     _check_out(args, len(comp.rows))
     weights = _weights(args, workload)
-    return _split(args, comp, weights, delta, err) if splitting else _shares(args, comp, delta, err)
+    if splitting:
+        return _split(args, comp, weights, delta, err, check_cost)
+    return _shares(args, comp, delta, err, check_cost)
 
 
-def _whole(comp, delta: float):
+def _whole(comp, delta: float, check_cost=None):
+    """The whole composition's epsilon, after ``check_cost`` has seen its estimate."""
     from . import api
+    if check_cost is not None:
+        check_cost(lambda: api.accountant(comp).cost(delta=delta))
     return api.epsilon(comp, delta)
 
 
-def _shares(args, comp, delta: float, err: float) -> int:
+def _shares(args, comp, delta: float, err: float, check_cost=None) -> int:
     from .engine.workload_view import shares_view
     if args.out is not None:
         from .document.fileio import save
         save(comp.document(), args.out)
     view = shares_view(comp.engine_rows(), [r.label for r in comp.rows], comp.relation, delta, err)
-    answer = _whole(comp, delta)
+    answer = _whole(comp, delta, check_cost)
     if args.json:
         print(json.dumps({"shares": view, "epsilon": answer.as_dict()}))
         return 0
@@ -136,13 +145,13 @@ def _shares(args, comp, delta: float, err: float) -> int:
     return 0
 
 
-def _split(args, comp, weights, delta: float, err: float) -> int:
+def _split(args, comp, weights, delta: float, err: float, check_cost=None) -> int:
     from .document.fileio import save
     from .document.workload_split import split_budget
     currency, total = ("rho", args.split_rho) if args.split_rho is not None else ("epsilon", args.split_epsilon)
     split = split_budget(comp, total, currency, weights, delta, err)
     save(split.composition.document(), args.out)
-    answer = _whole(split.composition, delta)
+    answer = _whole(split.composition, delta, check_cost)
     if args.json:
         print(json.dumps({"split": split.as_dict(), "epsilon": answer.as_dict()}))
         return 0

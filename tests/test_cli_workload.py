@@ -133,3 +133,21 @@ def test_a_missing_file_and_a_column_name_taken_exit_2(capsys, csv_file, tmp_pat
 def test_the_command_line_runs_it(capsys):
     assert cli.main(["workload", CENSUS, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["shares"]["currency"] == "rho"
+
+
+def test_the_cost_limits_refuse_before_the_whole_composition(capsys, tmp_path, monkeypatch):
+    """--max-seconds and --max-memory hold for the whole composition's epsilon, as for ``prvgui
+    epsilon``: over a limit, one line naming it and exit status 2, before any composing and
+    before the table is printed; under it, the answer as without."""
+    from prvgui import api
+    composed = []
+    real = api.epsilon
+    monkeypatch.setattr(api, "epsilon", lambda *a, **k: composed.append(1) or real(*a, **k))
+    assert cli.main(["workload", CENSUS, "--max-memory", "1K"]) == 2
+    err = capsys.readouterr()
+    assert "over --max-memory" in err.err and err.out == "" and not composed
+    assert cli.main(["workload", CENSUS, "--max-seconds", "1e-6", "--split-rho", "0.5",
+                     "--out", str(tmp_path / "s.json")]) == 2
+    assert "over --max-seconds" in capsys.readouterr().err
+    assert cli.main(["workload", CENSUS, "--json", "--max-memory", "100G"]) == 0
+    assert json.loads(capsys.readouterr().out)["shares"]["currency"] == "rho" and composed
