@@ -58,8 +58,8 @@ _UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb
 
 
 def _seconds(text: str) -> float:
-    v = _number(text)
-    if v <= 0:
+    v = _number(text)  # (text stays text when it is not a finite number)
+    if isinstance(v, str) or v <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
     return v
 

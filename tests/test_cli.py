@@ -94,7 +94,15 @@ BAD_ARGS = [
     ["epsilon", MINIMAL, "--delta", "1e-5", "--max-memory", "-2G"],
     ["epsilon", MINIMAL, "--delta", "1e-5", "--max-seconds", "0"],
     ["delta", MINIMAL, "--epsilon", "1", "--max-seconds", "soon"],
+    ["epsilon", MINIMAL, "--delta", "1e-5", "--max-seconds", "nan"],
 ]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "soon", "0", "-3"])
+def test_a_bad_time_limit_is_named_with_its_value(value, capsys):
+    assert main(["epsilon", MINIMAL, "--delta", "1e-5", "--max-seconds", value]) == 2
+    assert capsys.readouterr().err == (f"prvgui: error: argument --max-seconds: must be a positive number "
+                                       f"of seconds, got '{value}'\n")
 
 
 @pytest.mark.parametrize("argv", BAD_ARGS)
