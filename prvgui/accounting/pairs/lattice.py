@@ -88,19 +88,19 @@ def exp_neg_quotient(num: Array | float, den_hi: float, den_lo: float = 0.0) -> 
 
 def suffix_sums(w: Array) -> tuple[Array, Array]:
     """(hi, lo) with hi + lo = S_m = sum_{j >= m} w_j for m = 0..n (S_n = 0), hi = S_m to one
-    rounding (non-negative w); along the last axis, each row on its own.
+    rounding (non-negative w).
 
     A float running sum s_m from the right leaves exact local errors
     d_m = s_{m+1} + w_m - s_m (TwoSum, then Sterbenz), and S_m = s_m + sum_{j >= m} d_j by
     telescoping. The d_j are below 2^-53 s_j, so their own running sum is correct to far below
     one rounding of S_m (its error is at most n^2 2^-106 S_m)."""
     w = np.asarray(w, dtype=float)
-    n = w.shape[-1]
-    s = np.zeros(w.shape[:-1] + (n + 1,))
-    s[..., :n] = np.cumsum(w[..., ::-1], axis=-1)[..., ::-1]
-    p, e = two_sum(s[..., 1:], w)
-    d = np.zeros_like(s)
-    d[..., :n] = np.cumsum(((p - s[..., :n]) + e)[..., ::-1], axis=-1)[..., ::-1]
+    n = w.size
+    s = np.zeros(n + 1)
+    s[:n] = np.cumsum(w[::-1])[::-1]
+    p, e = two_sum(s[1:], w)
+    d = np.zeros(n + 1)
+    d[:n] = np.cumsum(((p - s[:n]) + e)[::-1])[::-1]
     return two_sum(s, d)
 
 
