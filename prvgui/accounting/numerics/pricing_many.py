@@ -7,20 +7,23 @@ row would cost about as much as the work. What the sample gives:
 * discretising: the sampled rows' cell edges and cells, times the weight;
 * the composition's window: the sampled rows' cumulants times the weight (window.py's Chernoff
   bound over cumulants that add up: an estimate of the whole window, not a bound);
-* the first level's groups: FAN_IN sampled rows of similar width on their own window, the
-  length L every row is transformed at; the levels above cost about as much again (each holds
-  1 / FAN_IN of the rows on windows a few times as long); the top composes the few rows left at
+* the first level's groups: FAN_IN / weight neighbouring sampled rows (tree.py groups rows of
+  similar width) on their own window, the length L every row is transformed at; the levels
+  above cost about a third as much again (each holds 1 / FAN_IN of the rows on windows about
+  sqrt(FAN_IN) times as long); the top composes the rows left on each level (``top_rows``) at
   the whole window's length;
-* memory: the rows held as their nonzero cells (about one per cell edge, 12 bytes each: index
-  and mass; so many distinct rows are not kept for reuse), a few groups' dense rows and the top
-  composition. The rows' PRVs, made before the estimate and held throughout, are added once
-  to the whole query's (pricing.prv_bytes: a discrete Gaussian's holds part of its lattice's
-  tail sums, ~14 kB at sigma 100).
+* memory: the rows held as their nonzero cells (about one per cell edge, at most one per
+  lattice point, 12 bytes each: index and mass; so many distinct rows are not kept for reuse),
+  a few groups' dense rows, the top's rows and a batch of their transforms. The rows' PRVs,
+  made before the estimate and held throughout, are added once to the whole query's
+  (pricing.prv_bytes: a discrete Gaussian's holds part of its lattice's tail sums, ~14 kB at
+  sigma 100).
 
 Calibration (development machine, 2 shared cores, numpy's pocketfft; ``python
-benchmarks/bench_many.py`` prints the estimate beside the measured time): per row, the window's
-cumulants and a group's bookkeeping about ROW_S; per grid point of a group, the transforms and
-the power as on the FFT path (pricing.py's RFFT_S, POWER_S, IRFFT_S).
+benchmarks/bench_many.py`` prints the estimate beside the measured time, within 0.79 to 2.65
+times it and 0.64 to 1.5 times the memory in the run of 2026-11-27): per row, the window's
+cumulants and a group's bookkeeping about ROW_S; per grid point and row of a group
+GROUP_POINT_S, of the top TOP_POINT_S; a power GROUP_POWER_S per coefficient.
 """
 from __future__ import annotations
 
