@@ -66,7 +66,7 @@ from .pipeline import Plan, coarsened, make_plan
 from .pricing_many import PACKED_BYTES, price as price_many, sample_indices
 from .tree import TREE_ALWAYS
 from ..pairs.prv import PRV
-from .tilt import AGG_REL, _cgf_and_mean, _stacked, choose_lambda_for_delta, tilt_row, tilted_window_mass
+from .tilt import AGG_REL, cgf_and_mean, stacked_blocks, choose_lambda_for_delta, tilt_row, tilted_window_mass
 from .window import PreparedRow, choose_window
 
 #: seconds per cell edge whose cdf is evaluated (with the array work on its nonzero cell), and
@@ -371,7 +371,7 @@ class CostModel:
         pic = self.picture(order)
         lam, stacked = self._chernoff(order, delta)
         # (on the tilted rows' windows: a tilted composition's are wider, its far tail heavier)
-        tilt = None if lam is None or stacked is None else (pic.tilted(lam), *_cgf_and_mean(stacked, lam), lam)
+        tilt = None if lam is None or stacked is None else (pic.tilted(lam), *cgf_and_mean(stacked, lam), lam)
         est, _, _, scale = self._build(order, err, agg_cap=AGG_REL / lam if lam else math.inf, tilt=tilt)
         # (on the mesh the composition lands on: coarsened when the base grid is too large)
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err, len(prvs))
@@ -395,7 +395,7 @@ class CostModel:
             pic = self.picture(order)
             weighted = pic.pictured([k for _, k in self.orders[order]])
             coarse = [(r.disc, k) for r, k in zip(pic.rows, weighted)]
-            stacked = _stacked(coarse)  # type: ignore[arg-type]
+            stacked = stacked_blocks(coarse)  # type: ignore[arg-type]
             self._lambdas[key] = (choose_lambda_for_delta(coarse, delta, stacked), stacked)  # type: ignore[arg-type]
         return self._lambdas[key]  # type: ignore[return-value]
 

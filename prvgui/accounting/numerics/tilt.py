@@ -78,7 +78,7 @@ STEER_BLOCKS, STEER_STEPS = 256, 30
 _LAM_LO = 1e-4
 
 
-def _stacked(rows: Sequence[tuple[Row, int]]):
+def stacked_blocks(rows: Sequence[tuple[Row, int]]):
     """Every row's block summary in one array (log masses, values, count per block) and the
     first block of each row, so that one pass evaluates the whole composition."""
     parts = [(cgf_blocks(d, STEER_BLOCKS), k) for d, k in ((dense(r), k) for r, k in rows)
@@ -92,7 +92,7 @@ def _stacked(rows: Sequence[tuple[Row, int]]):
     return logp, y, np.concatenate([[0], np.cumsum(sizes)[:-1]]), k
 
 
-def _cgf_and_mean(stacked, lam: float) -> tuple[float, float]:
+def cgf_and_mean(stacked, lam: float) -> tuple[float, float]:
     """(log E[e^{lam S}], the mean of S tilted by lam) from the stacked block summaries."""
     logp, y, first, k = stacked
     e = logp + lam * y
@@ -110,15 +110,15 @@ def choose_lambda_for_delta(rows: Sequence[tuple[Row, int]], delta: float,
     truth. With f = log E[e^{lam S}] (convex, f(0) = 0), g' has the sign of lam f' - f -
     log(1 / delta), which rises with lam (its derivative is lam f''): bisection in log lam on
     that sign, over the rows' block summaries stacked into one array (one pass per step, for
-    any number of rows; ``stacked``: _stacked(rows) when the caller has it)."""
-    stacked = _stacked(rows) if stacked is None else stacked
+    any number of rows; ``stacked``: stacked_blocks(rows) when the caller has it)."""
+    stacked = stacked_blocks(rows) if stacked is None else stacked
     if stacked is None or not 0 < delta < 1:
         return None
     c = -math.log(delta)
 
     def rising(u: float) -> bool:
         lam = math.exp(u)
-        f, mean = _cgf_and_mean(stacked, lam)
+        f, mean = cgf_and_mean(stacked, lam)
         return lam * mean - f - c > 0
 
     lo, hi = math.log(_LAM_LO), math.log(LAMBDA_MAX)
@@ -288,14 +288,14 @@ def compose_tilted(rows: Sequence[tuple[Row, int]], target: tuple[str, float], w
     ("eps", x): the tilted mean at x, or ("delta", d): Chernoff's lambda for d. The rows are
     tilted as they are composed (tree.compose_many: a group at a time when there are many)."""
     kind, value = target
-    stacked = _stacked(rows)
+    stacked = stacked_blocks(rows)
     lam = choose_lambda_for_delta(rows, value, stacked) if kind == "delta" else choose_lambda(rows, value)
     if lam is None or stacked is None:
         return None
     tilting = Tilting(lam)
     # aggregation costs a factor e^{lam agg} (module docstring): keep it below 1 + AGG_REL
     kwargs["agg_max"] = min(kwargs.get("agg_max", 0.0), AGG_REL / lam)
-    mass = tilted_window_mass(*_cgf_and_mean(stacked, lam), lam, window_mass)
+    mass = tilted_window_mass(*cgf_and_mean(stacked, lam), lam, window_mass)
     return untilt(compose_many(list(rows), mass, leaf=tilting.row, **kwargs), tilting.info())
 
 
