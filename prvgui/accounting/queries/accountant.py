@@ -119,6 +119,13 @@ def rows_under(rows: Sequence[Row], relation: Relation) -> list[Row]:
     return out
 
 
+#: from this many distinct rows on, the two orders are built one after the other (_parallel).
+#: Measured (warm, 2 cores): 1000 distinct DP-SGD steps at delta 1e-5, 2.34 s side by side
+#: against 1.81 s one after the other; 256 rows 0.51 s against 0.40 s; 128 rows equal; one
+#: row of 10^4 steps (long FFTs, which release the GIL) 1.63 s side by side against 2.50 s.
+SERIAL_ROWS = 128
+
+
 class Accountant:
     """Certified accountant for one composition.
 
@@ -198,9 +205,11 @@ class Accountant:
         return [self._cache[(o, err, extended, False)] for o in self.orders]
 
     def _parallel(self, jobs: list[tuple[str, bool]], err: float, progress, extended: bool) -> None:
-        """Build the missing (order, screen) sides of ``jobs``, the first in this thread."""
+        """Build the missing (order, screen) sides of ``jobs``, the first in this thread; one
+        after the other from SERIAL_ROWS distinct rows on (their time is then per-row Python
+        work that holds the GIL: two threads only contend for it)."""
         missing = [j for j in jobs if (j[0], err, extended, j[1]) not in self._cache]
-        if len(missing) <= 1:
+        if len(missing) <= 1 or sum(r.count > 0 for r in self.rows) >= SERIAL_ROWS:
             for order, screen in missing:
                 self._side(order, err, progress, extended, screen)
             return

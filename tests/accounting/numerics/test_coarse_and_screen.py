@@ -4,6 +4,7 @@ Both are shortcuts with their own argument; these tests check the pieces against
 computations and the whole against exact references and against the engine without them.
 """
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import references as ref
 
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
 from prvgui.accounting.numerics.pipeline import error_level
+from prvgui.accounting.queries import accountant as accountant_mod
 from prvgui.accounting.numerics import pipeline as pipeline_mod
 from prvgui.accounting.numerics.discretize import coarse_plan, coupling_failure, discretize
 from prvgui.accounting.kinds.gaussian import gaussian_prv as gaussian
@@ -111,3 +113,25 @@ def test_screening_skips_the_dominated_order_for_dpsgd():
     # asking for curves (both orders) builds the add order in full
     acc.profiles(error_level(1e-5))
     assert not any(b.get("screen") for b in acc.error_budget(1e-5))
+
+
+@pytest.mark.parametrize("n_rows,serial", [(4, False), (accountant_mod.SERIAL_ROWS, True)])
+def test_orders_are_built_side_by_side_only_for_few_rows(monkeypatch, n_rows, serial):
+    """Few rows: the second order in its own thread (long FFTs release the GIL); from
+    SERIAL_ROWS distinct rows on, both in the caller's thread, one after the other. The
+    bracket is the same either way."""
+    rows = [Row(SubsampledGaussian(1.0 + 0.01 * i, 0.01), 3) for i in range(n_rows)]
+    seen = []
+    built = accountant_mod.Accountant._side
+
+    def side(self, order, *args, **kwargs):
+        seen.append((order, threading.current_thread() is threading.main_thread()))
+        return built(self, order, *args, **kwargs)
+    monkeypatch.setattr(accountant_mod.Accountant, "_side", side)
+    got = Accountant(rows).epsilon(1e-5)
+    assert {o for o, _ in seen} == {"remove", "add"}
+    assert all(main for _, main in seen) == serial
+    monkeypatch.setattr(accountant_mod, "SERIAL_ROWS", 1 if not serial else 10 ** 9)
+    seen.clear()
+    assert Accountant(rows).epsilon(1e-5) == got
+    assert all(main for _, main in seen) != serial
