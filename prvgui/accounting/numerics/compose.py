@@ -213,12 +213,12 @@ def power(spec: np.ndarray, k: int, progress: Callable[[float], None] | None = N
     Works through POWER_CHUNK coefficients at a time (the same values as in one go),
     reporting the fraction done to ``progress`` and checking ``cancel`` between chunks; the
     temporaries are a chunk's, so the peak is the output's 16 bytes per coefficient."""
-    if k == 1 and spec.dtype == np.complex128:  # (the first power is the spectrum itself)
+    if k == 1:  # (the first power is the spectrum itself, rounded to complex128)
         keep = np.flatnonzero(np.abs(spec) > math.exp(-700.0))
         band = int(keep[-1]) + 1 if keep.size else 1
         if progress is not None:
             progress(1.0)
-        return spec[:band].copy()
+        return spec[:band].astype(np.complex128)
     out = np.zeros(spec.size, dtype=complex)
     band = 1
     for lo in range(0, spec.size, POWER_CHUNK):
@@ -255,10 +255,31 @@ def _decimation(spectrum: np.ndarray, n: int, d_max: int, budget: float) -> tupl
     return d, err
 
 
-def fft_rel_error(total_k: int, n: int, extended: bool = False) -> float:
-    """K e_x: the relative error per coefficient that the powers give the rows' FFT errors."""
-    u = float(np.finfo(np.longdouble).eps) / 2 if extended else _ULP / 2
-    return total_k * u * math.log2(max(n, 2))
+def fft_rel_error(total_k: int, n: int, extended: bool = False, once: int = 0, factors: int = 0) -> float:
+    """K e_x: the relative error per coefficient that the powers give the rows' FFT errors.
+
+    In float64 a draw's e_x = u log2(n) is at least 4 u (n >= 16), which covers the complex128
+    product's rounding of its factor (at most (1 + sqrt 5) u: the cast and the multiplication).
+    In long double (``extended``) it does not: each of the ``factors`` complex128 factors adds
+    2 ulp = 4 u, and the ``once`` rows drawn once, transformed in float64 (a power of 1 does
+    not multiply their round-off), count u log2(n) each."""
+    log_n = max(math.log2(max(n, 2)), 4.0)
+    if not extended:
+        return total_k * (_ULP / 2) * log_n
+    u = float(np.finfo(np.longdouble).eps) / 2
+    return (total_k - once) * u * log_n + once * (_ULP / 2) * log_n + factors * 2 * _ULP
+
+
+def long_double_gain(counts: Sequence[int], n: int) -> float:
+    """How much composing rows drawn ``counts`` times in long double cuts the modelled round-off
+    (fft_rel_error's ratio, extended to float64): about 1 / k for one row drawn k times, above
+    1 for many rows drawn once (their products stay complex128)."""
+    live = [k for k in counts if k > 0]
+    if not live:
+        return 1.0
+    total = sum(live)
+    once = sum(1 for k in live if k == 1)
+    return fft_rel_error(total, n, True, once, len(live)) / fft_rel_error(total, n)
 
 
 def power_error(spectrum: np.ndarray, coef_err) -> float:
@@ -390,7 +411,7 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
     """Rows' spectra, their powers and product, the inverse transform. ``progress`` gets the
     fraction done: each row is one part (its transform, then its power chunk by chunk), the
     inverse transform another."""
-    spectrum, n0, total_k = None, 0, 0
+    spectrum, n0, total_k, once = None, 0, 0, 0
     parts = len(rows) + 1
 
     def report(i: int, f: float) -> None:
@@ -398,14 +419,20 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
             progress((i + f) / parts)
     batch: list[tuple[np.ndarray, int]] = []
     for i, (d, k) in enumerate(rows):
-        if not batch and not extended and n <= BATCH_N and i + 1 < len(rows):
-            batch = row_spectra([dense(r) for r, _ in rows[i:i + BATCH_ROWS]], n)[::-1]
+        # (in long double only rows drawn more than once: fft_rel_error)
+        wide = extended and k > 1
+        if not batch and not wide and n <= BATCH_N and i + 1 < len(rows) \
+                and not (extended and rows[i + 1][1] > 1):
+            ahead = rows[i:i + BATCH_ROWS]
+            ahead = ahead[:next((j for j, (_, kk) in enumerate(ahead) if extended and kk > 1), len(ahead))]
+            batch = row_spectra([dense(r) for r, _ in ahead], n)[::-1]
         if batch:
             spec, base = batch.pop()
         else:
-            spec, base = interruptible(row_spectrum, dense(d), n, extended, cancel=cancel, size=n)
+            spec, base = interruptible(row_spectrum, dense(d), n, wide, cancel=cancel, size=n)
         n0 += k * base
         total_k += k
+        once += extended and k == 1
         check_cancel(cancel)
         report(i, _RFFT_SHARE)
         powered = interruptible(power, spec, k, lambda f, i=i: report(i, _RFFT_SHARE + (1 - _RFFT_SHARE) * f),
@@ -419,7 +446,8 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
         check_cancel(cancel)
         report(i + 1, 0.0)
     out = interruptible(finish, spectrum, n, n0, n_lo, h, offset, inf_mass,
-                        fft_rel_error(total_k, n, extended), win_err, agg_max, cancel=cancel, size=n)
+                        fft_rel_error(total_k, n, extended, once, len(rows)), win_err, agg_max,
+                        cancel=cancel, size=n)
     check_cancel(cancel)
     report(parts, 0.0)
     return out
@@ -474,7 +502,10 @@ def banded_product(parts: list[tuple[tuple[np.ndarray, int, np.ndarray], int]]
         spectrum = p if spectrum is None else spectrum[:min(spectrum.size, p.size)] * p[:spectrum.size]
         n0 += k * base
         up, val, f = band_logs(x, err)
-        log_up, log_val, fp = log_up + k * up, log_val + k * val, fp + k * f
+        # (a long-double factor's cast to complex128 and its product: 4 u, which its own
+        # k u_ld (...) does not cover as a float64 factor's k u (... + 4) does)
+        cast = 0.0 if x.dtype == np.complex128 else 4 * 2.0 ** -53
+        log_up, log_val, fp = log_up + k * up, log_val + k * val, fp + k * f + cast
     assert spectrum is not None  # parts is not empty (choose_band allows no rows)
     return spectrum, n0, product_error(log_up, log_val, spectrum, fp)
 

@@ -67,7 +67,10 @@ def lse_up(t: np.ndarray, axis: int = -1) -> np.ndarray:
     top = np.max(t, axis=axis, keepdims=True)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         top = np.where(np.isfinite(top), top, 0.0)  # all -inf: the sum is 0; +inf: inf
-        m = np.log(np.sum(np.exp(t - top), axis=axis)) + np.squeeze(top, axis=axis)
-        w = np.exp(t - np.expand_dims(m, axis))
-        size = np.sum(np.where(w > 0, w * np.abs(t), 0.0), axis=axis)
-        return np.where(m == -np.inf, m, m + 4 * _ULP * (np.log2(t.shape[axis]) + 2 + size + np.abs(m)))
+        e = np.exp(t - top)
+        total = np.sum(e, axis=axis, keepdims=True)
+        m = np.squeeze(np.log(total) + top, axis=axis)
+        # (each term's weight e^{t - m} = e / total: the size of the terms the sum rounds)
+        size = np.sum(np.where(e > 0, e * np.abs(t), 0.0), axis=axis) / np.squeeze(total, axis=axis)
+        # (m = +-inf stays so: +inf terms make size inf / inf)
+        return np.where(np.isinf(m), m, m + 4 * _ULP * (np.log2(t.shape[axis]) + 2 + size + np.abs(m)))

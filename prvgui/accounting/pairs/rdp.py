@@ -24,6 +24,8 @@ ORDERS.setflags(write=False)
 _ULP, _MAX_PANELS = 4.5e-16, 40_000
 #: the subsampled Gaussian's quadrature covers its integrand's peak +- this (in noise units)
 _HALF_RANGE = 12.0
+#: ... on panels H_SCALE / sqrt(kappa) wide, kappa the largest curvature of the log-integrand
+H_SCALE = 2.0
 
 
 @lru_cache(maxsize=len(ORDERS))  # room for every integer order: a sweep over them cycles
@@ -68,7 +70,7 @@ def subsampled_gaussian_add(a: int, s: float, q: float) -> float:
         if mid == lo or mid == hi:
             break  # (float resolution: no further step changes the interval)
         lo, hi = (mid, hi) if mid + (a - 1) / s * _sigmoid(mid / s - c + lq - l1q) < 0 else (lo, mid)
-    h = 0.5 / math.sqrt(1 + (a - 1) * c / 2)  # resolves the largest curvature of the log
+    h = H_SCALE / math.sqrt(1 + (a - 1) * c / 2)  # resolves the largest curvature of the log
     if 2 * _HALF_RANGE / h > _MAX_PANELS:  # x^(1-a) is convex: E (q L + 1-q)^(1-a) <= q E L^(1-a) + 1-q
         return float(np.logaddexp(lq + a * (a - 1) * c, l1q)) / (a - 1)
     # -log f has curvature between 1 and kappa = 1 + (a-1) c / 2 and its minimum at lo: beyond

@@ -36,7 +36,7 @@ from ..core.errors import Cancelled
 from ..core.validate import check_delta, check_eps_error, check_epsilon, number_text
 from ..core.values import ORDERS, Bounds, Relation, as_relation
 from ..mechanisms import Neighbouring, Row
-from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible
+from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible, long_double_gain
 from ..numerics.tree import compose_many
 from ..numerics.pipeline import certify, coarsened, discretize_many, error_level, make_plan
 from ..numerics.pricing import CostModel
@@ -45,7 +45,7 @@ from ..numerics.reuse import prv_of
 from ..numerics.sweep import check_counts, count_groups, sweep
 from ..numerics.tilt import compose_tilted
 from . import escalation
-from .escalation import SCREEN, Pricing, Run, _intersect, max_bounds, scaled
+from .escalation import MIN_GRID, SCREEN, Pricing, Run, _intersect, max_bounds, scaled
 
 #: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
 NEIGHBOURING = (Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE)
@@ -124,6 +124,8 @@ def rows_under(rows: Sequence[Row], relation: Relation) -> list[Row]:
 #: against 1.81 s one after the other; 256 rows 0.51 s against 0.40 s; 128 rows equal; one
 #: row of 10^4 steps (long FFTs, which release the GIL) 1.63 s side by side against 2.50 s.
 SERIAL_ROWS = 128
+#: the curve's long-double pass runs only when it cuts the modelled round-off this much
+LONG_DOUBLE_GAIN = 0.25
 
 
 class Accountant:
@@ -354,7 +356,8 @@ class Accountant:
             parts += escalation.price(escalation.EPSILON, p)  # what epsilon(delta) runs, step by step
             if curves:  # the profiles behind the curves: both orders in full at delta's level
                 parts.append(p.builds(p.level))
-                if model.profile_reaches_far_end(self.orders[0], delta, p.level):
+                if model.profile_reaches_far_end(self.orders[0], delta, p.level) \
+                        and self._long_double_pays(MIN_GRID):
                     parts.append(replace(p.builds(p.level, True), why=(
                         "the privacy profile's far end is redone in long double")))
         if epsilon is not None:
@@ -604,9 +607,18 @@ class Accountant:
         # where round-off dominates at the curve's small end: the rows' transforms in long
         # double (as the epsilon query's retry does)
         fp = max(s.budget.get("fp_abs", 0.0) for s in sides)
-        if refine and 0 < est_min and fp > 0.01 * est_min:
+        n_fft = max((int(s.budget.get("n_fft", 1)) for s in sides), default=1)
+        if refine and 0 < est_min and fp > 0.01 * est_min and self._long_double_pays(n_fft):
             out, sides = self._delta_curve_at(eps, lvl, progress, extended=True)
         return out, sides, lvl
+
+    def _long_double_pays(self, n: int) -> bool:
+        """Whether composing again in long double on about n points cuts the modelled round-off
+        at least LONG_DOUBLE_GAIN-fold (compose.long_double_gain): it does for rows drawn many
+        times, not for many rows drawn once (1000 distinct DP-SGD steps: the window's curve
+        took 73 s more for no narrower bracket)."""
+        counts = [r.count for r in self.rows if r.count > 0 and not r.mechanism.is_trivial()]
+        return long_double_gain(counts, n) <= LONG_DOUBLE_GAIN
 
     def _composed_level(self) -> float | None:
         """The finest error level at which every order has been composed in float64 (in full or
