@@ -65,3 +65,25 @@ def test_bad_bayes_targets(prior, r, words):
 def test_bad_priors_name_the_field(bad):
     with pytest.raises(ValueError, match="prior"):
         risk([Row(Gaussian(1.0), 1)], priors=(bad,))
+
+
+def test_far_priors_read_delta_from_the_profiles_without_a_tilted_composition():
+    """At a prior whose delta is below SMALL_DELTA the read-out takes the profiles' bracket (no
+    tilted composition of its own), and that bracket still holds the Bayes risk worked out from
+    the delta query's own, tilted bracket; at the even prior it is the query's bracket."""
+    from prvgui.accounting.kinds.subsampled_gaussian import SubsampledGaussian
+    from prvgui.accounting.queries.accountant import Accountant
+    from prvgui.accounting.queries.risk import SMALL_DELTA, risk_of
+    rows = [Row(SubsampledGaussian(1.0 + 0.05 * i, 0.02), 50) for i in range(4)]
+    priors = (0.5, 1e-5)
+    acc = Accountant(rows, 0.01, screen=False)
+    got = risk_of(acc, (0.01,), priors=priors, baselines=(), gdp=False)
+    assert not acc._tilted  # (nothing composed tilted for the far prior)
+    x = math.log((1 - 1e-5) / 1e-5)
+    far = Accountant(rows, 0.01).delta(x)
+    assert far.upper < SMALL_DELTA
+    want_lo, want_hi = 1e-5 * (1 - far.upper), 1e-5 * (1 - far.lower)
+    b = got.bayes[1].risk
+    assert b.lower <= want_lo and want_hi <= b.upper and b.upper - b.lower < 1e-5 * 1e-9
+    even = Accountant(rows, 0.01).delta(0.0)
+    assert got.advantage.lower == pytest.approx(even.lower) and got.advantage.upper == pytest.approx(even.upper)
