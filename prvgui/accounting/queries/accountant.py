@@ -45,7 +45,7 @@ from ..numerics.reuse import prv_of
 from ..numerics.sweep import check_counts, count_groups, sweep
 from ..numerics.tilt import compose_tilted
 from . import escalation
-from .escalation import MIN_GRID, SCREEN, Pricing, Run, _intersect, max_bounds, scaled
+from .escalation import MIN_GRID, SCREEN, TILT_FLOOR, Pricing, Run, _intersect, max_bounds, scaled
 
 #: the neighbouring relations the accountant certifies (the kinds' pairs exist for these)
 NEIGHBOURING = (Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE)
@@ -126,6 +126,15 @@ def rows_under(rows: Sequence[Row], relation: Relation) -> list[Row]:
 SERIAL_ROWS = 128
 #: the curve's long-double pass runs only when it cuts the modelled round-off this much
 LONG_DOUBLE_GAIN = 0.25
+
+
+def _round_off_bound(eps: np.ndarray, out, sides: Sequence[_Side]) -> bool:
+    """Whether a single delta's bracket is held back by round-off: its sides' float round-off
+    (``fp_abs``, which a finer error level does not lower) is above TILT_FLOOR of the estimate,
+    so that escalation.TiltedDelta will compose it tilted whatever plain level comes first."""
+    est = float(np.min(out[1])) if out[1].size else 0.0
+    fp = max((s.budget.get("fp_abs", 0.0) for s in sides), default=0.0)
+    return eps.size == 1 and est > 0 and fp > TILT_FLOOR * est
 
 
 class Accountant:
@@ -595,15 +604,19 @@ class Accountant:
             est_min = float(np.min(out[1])) if out[1].size else 1.0
             if est_min > 0 and known <= error_level(est_min):
                 lvl, level = known, known
-            else:
+            elif not _round_off_bound(eps, out, sides):
                 out = None
         if out is None:
             out, sides = self._delta_curve_at(eps, lvl, progress)
         est_min = float(np.min(out[1])) if out[1].size else 1.0
         if level is None and 0 < est_min < 1e-6 and error_level(est_min) < lvl:
-            # refine where the additive error is not small against the answer
+            # refine where the additive error is not small against the answer; a single delta
+            # held back by round-off gains nothing from a finer plain level (_round_off_bound):
+            # its tilted step (escalation.TiltedDelta) starts at that level instead (1000
+            # distinct DP-SGD steps, delta(5) ~ 1e-14: five plain builds, 10 s, skipped)
             lvl = error_level(est_min)
-            out, sides = self._delta_curve_at(eps, lvl, progress)
+            if not _round_off_bound(eps, out, sides):
+                out, sides = self._delta_curve_at(eps, lvl, progress)
         # where round-off dominates at the curve's small end: the rows' transforms in long
         # double (as the epsilon query's retry does)
         fp = max(s.budget.get("fp_abs", 0.0) for s in sides)

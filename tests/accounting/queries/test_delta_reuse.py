@@ -9,6 +9,7 @@ import pytest
 import references as ref
 from prvgui.accounting import Accountant, Row
 from prvgui.accounting.mechanisms import Gaussian, RandomizedResponse, SubsampledGaussian
+from prvgui.accounting.numerics.pipeline import error_level
 
 
 def gaussian_rr(mu: float, eps0: float, k: int):
@@ -41,8 +42,30 @@ def test_a_small_delta_is_composed_at_a_finer_level():
     headline = acc._composed_level()
     got = acc.delta(eps.upper + 1.5)  # about 1e-8: the headline's level 1e-11 is too coarse for it
     assert got.upper < 1e-6
-    assert acc._composed_level() < headline
+    # (in long double here: the headline's round-off is already above 1e-3 of delta, so no
+    # finer plain level comes first: Accountant._round_off_bound)
+    assert min(lvl for _, lvl, _, _ in acc._cache) < headline
     fresh = Accountant(rows, eps_error=0.01, closed_forms=False).delta(eps.upper + 1.5)
     assert got.lower <= fresh.upper and fresh.lower <= got.upper
     assert got.upper - got.lower <= 1.1 * (fresh.upper - fresh.lower)
     assert math.isfinite(got.upper)
+
+
+def test_a_delta_held_back_by_round_off_skips_the_finer_plain_levels(monkeypatch):
+    """delta far out (~1e-14 for 40 distinct DP-SGD rows): the plain levels' round-off is above
+    1e-3 of it, so the query goes from the headline's level straight to its tilted step at the
+    level the answer asks for, with the bracket it had when the finer plain levels came first."""
+    from prvgui.accounting.queries import accountant as accountant_mod
+    rows = [Row(SubsampledGaussian(0.8 + 0.01 * i, 0.02), 5) for i in range(40)]
+    acc = Accountant(rows, eps_error=0.01)
+    eps = acc.epsilon(1e-5)
+    got = acc.delta(eps.upper + 4.0)
+    plain = {lvl for _, lvl, ext, _ in acc._cache if not ext}
+    assert plain == {error_level(1e-5)} and acc._tilted
+    monkeypatch.setattr(accountant_mod, "_round_off_bound", lambda *a: False)
+    before = Accountant(rows, eps_error=0.01)
+    before.epsilon(1e-5)
+    want = before.delta(eps.upper + 4.0)
+    assert len({lvl for _, lvl, ext, _ in before._cache if not ext}) > 1
+    assert got.lower <= want.upper and want.lower <= got.upper
+    assert got.upper - got.lower <= 1.05 * (want.upper - want.lower)
