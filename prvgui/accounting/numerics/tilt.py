@@ -282,11 +282,12 @@ def untilt(c: Composed, info: dict) -> Composed:
 
 
 def compose_tilted(rows: Sequence[tuple[Row, int]], target: tuple[str, float], window_mass: float,
-                   **kwargs) -> Composed | None:
+                   consume: bool = False, **kwargs) -> Composed | None:
     """The composition of ``rows`` tilted towards ``target`` and read back (compose.compose's
     keyword arguments pass through); None when there is no tail to tilt towards. ``target`` is
     ("eps", x): the tilted mean at x, or ("delta", d): Chernoff's lambda for d. The rows are
-    tilted as they are composed (tree.compose_many: a group at a time when there are many)."""
+    tilted as they are composed (tree.compose_many: a group at a time when there are many;
+    ``consume`` as there: a list the caller gives up once a tilt is chosen)."""
     kind, value = target
     stacked = stacked_blocks(rows)
     lam = choose_lambda_for_delta(rows, value, stacked) if kind == "delta" else choose_lambda(rows, value)
@@ -296,7 +297,9 @@ def compose_tilted(rows: Sequence[tuple[Row, int]], target: tuple[str, float], w
     # aggregation costs a factor e^{lam agg} (module docstring): keep it below 1 + AGG_REL
     kwargs["agg_max"] = min(kwargs.get("agg_max", 0.0), AGG_REL / lam)
     mass = tilted_window_mass(*cgf_and_mean(stacked, lam), lam, window_mass)
-    return untilt(compose_many(list(rows), mass, leaf=tilting.row, **kwargs), tilting.info())
+    given = rows if consume and isinstance(rows, list) else list(rows)
+    del stacked
+    return untilt(compose_many(given, mass, leaf=tilting.row, consume=consume, **kwargs), tilting.info())
 
 
 def tilted_window_mass(big_l: float, m: float, lam: float, mass: float) -> float:

@@ -40,6 +40,7 @@ from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible, long_do
 from ..numerics.tree import compose_many
 from ..numerics.pipeline import certify, coarsened, discretize_many, error_level, make_plan
 from ..numerics.pricing import CostModel
+from ..numerics.packed import stub
 from ..numerics.profile import CertifiedProfile
 from ..numerics.reuse import prv_of
 from ..numerics.sweep import check_counts, count_groups, sweep
@@ -311,10 +312,12 @@ class Accountant:
                                 scaled(progress, 0.0, DISCRETIZE_SHARE))
         options = dict(cancel=self.cancel, progress=scaled(progress, DISCRETIZE_SHARE, 1.0),
                        n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
-        composed = None if target is None else compose_tilted(discs, target, plan.e_w, **options)
+        # (the rows' certificate fields; the rows themselves go as they are composed: consume)
+        stubs = [(stub(d), k) for d, k in discs]
+        composed = None if target is None else compose_tilted(discs, target, plan.e_w, consume=True, **options)
         if composed is None:
-            composed = compose_many(discs, plan.e_w, **options)
-        prof, budget = certify(composed, discs, plan)
+            composed = compose_many(discs, plan.e_w, consume=True, **options)
+        prof, budget = certify(composed, stubs, plan)
         return _Side(prof, {"order": order, **budget, "long_double": extended})
 
     def _tilted_side(self, order: str, err: float, target: tuple[str, float], progress=None) -> _Side:

@@ -198,3 +198,27 @@ def test_rows_summed_together_give_each_rows_cumulant_bound():
     lo, hi, err = window.choose_window(fresh, 1e-17)
     one_by_one = [(r, 1) for r in alone]
     assert (lo, hi, err) == pytest.approx(window.choose_window(one_by_one, 1e-17), rel=1e-12, abs=1e-12)
+
+
+def test_consumed_rows_are_let_go_and_compose_the_same(monkeypatch):
+    """compose_many(consume=True) empties the caller's list at once and lets each row go as it
+    joins its group (no reference is left to a composed row's cells), with the very composition
+    the kept rows give."""
+    import gc
+    import weakref
+    from prvgui.accounting.numerics.packed import pack
+    monkeypatch.setattr(tree, "TREE_ALWAYS", 32)
+    h, mechs = 2e-4, [SubsampledGaussian(0.9 + 0.01 * i, 0.01) for i in range(40)]
+    made = [(pack(d), k) for d, k in _rows([(m, 1) for m in mechs], h, 40)]
+    kept = tree.compose_many(list(made), 1e-12)
+    rows = list(made)
+    gone = [weakref.ref(d.idx) if hasattr(d, "idx") else weakref.ref(d.pmf) for d, _ in rows]
+    del made
+    seen = []
+    composed = tree.compose
+    monkeypatch.setattr(tree, "compose", lambda g, *a, **k: (gc.collect(), seen.append(
+        sum(r() is None for r in gone)), composed(g, *a, **k))[2])
+    got = tree.compose_many(rows, 1e-12, consume=True)
+    # (every row composed in a group is let go before the top; the rest are the top's rows)
+    assert rows == [] and seen[0] == 0 and seen[-1] == len(gone) - len(gone) % tree.FAN_IN
+    assert np.array_equal(got.pmf, kept.pmf) and got.err_abs == kept.err_abs and got.n_start == kept.n_start
