@@ -211,8 +211,9 @@ class Accountant:
 
     def _sides(self, err: float, progress=None, extended: bool = False) -> list[_Side]:
         """Both orders of the pair in full at one error level; missing ones are built side by
-        side (numpy's FFTs and array loops release the GIL, so a second core shortens the
-        wait; compose.py keeps big grids one at a time)."""
+        side for few rows (numpy's FFTs and array loops release the GIL, so a second core
+        shortens the wait; compose.py keeps big grids one at a time), one after the other from
+        SERIAL_ROWS distinct rows on (``_parallel``)."""
         self._parallel([(o, False) for o in self.orders], err, progress, extended)
         return [self._cache[(o, err, extended, False)] for o in self.orders]
 
