@@ -15,8 +15,9 @@ curves still to come) is emitted as ``partial_ready`` before the complete one ar
 ``result_ready``; partial answers of a superseded request are dropped like its final one.
 
 Cost before work: the worker first asks the engine what the request will cost
-(``view_model.cost``, milliseconds, nothing composed). Above PROMPT_SECONDS or
-PROMPT_BYTES nothing is computed: ``confirm_needed(cost)`` is emitted and the state is
+(``view_model.cost``, milliseconds, nothing composed). When its first answer is estimated
+above PROMPT_SECONDS, the whole above PROMPT_WHOLE_SECONDS or its memory above PROMPT_BYTES,
+nothing is computed: ``confirm_needed(cost)`` is emitted and the state is
 "waiting" until ``confirm()`` runs that request (or an edit, ``cancel()`` or ``run_now()``
 replaces it).
 """
@@ -49,8 +50,13 @@ SWITCH_INTERVAL = 0.0005
 #: benchmarks/gui_latency.py: 50 reports per edit of the mixed example took 65 ms of the GUI
 #: thread at one per 1% or 50 ms)
 PROGRESS_EVERY = 0.1
-#: a request estimated to take longer or more memory than this waits for confirm()
+#: a request estimated to take longer or more memory than this waits for confirm(); the time is
+#: that of its first answer (the headline: the other parts follow as they come, and an edit
+#: cancels them), up to PROMPT_WHOLE_SECONDS for the whole (1000 distinct DP-SGD steps: the
+#: headline in about 2 s, the whole in about 25; asking after every edit would stop the window
+#: from recomputing as one types)
 PROMPT_SECONDS, PROMPT_BYTES = 5.0, 1e9
+PROMPT_WHOLE_SECONDS = 60.0
 
 
 class _Ask:
@@ -218,7 +224,8 @@ class Recomputer(QObject):
                 cost = cost_fn(request)
             except Exception:  # noqa: BLE001 - an estimate that fails never blocks the work
                 cost = None
-            if cost is not None and ask and cost.exceeds(*limits):
+            whole = None if limits[0] is None else max(limits[0], PROMPT_WHOLE_SECONDS)
+            if cost is not None and ask and cost.asks(limits[0], limits[1], whole):
                 return _Ask(cost), (request, context)
             if cost is not None:
                 estimated.emit(rid, cost)

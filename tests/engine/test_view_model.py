@@ -86,3 +86,18 @@ def test_steps_counts():
     c = steps_counts(10**5, 200)
     assert c[0] == 1 and c[-1] == 10**5 and len(c) <= 200 and np.all(np.diff(c) > 0)
     assert list(steps_counts(5, 40)) == [1, 2, 3, 4, 5]
+
+
+def test_the_estimate_says_when_the_headline_comes():
+    """view_model.cost carries the headline's own estimate (``first``: epsilon at delta, the
+    second order screened, as compute delivers it first), below the whole request's."""
+    from prvgui.accounting import Accountant, Row, SubsampledGaussian
+    from prvgui.engine.view_model import Request, cost
+    rows = (Row(SubsampledGaussian(1.0 + 0.01 * i, 0.01), 200) for i in range(30))
+    req = Request(tuple(rows), 1e-5, 1.0, 0.01)
+    got = cost(req)
+    head = Accountant(list(req.rows), 0.01).cost(delta=1e-5)
+    assert got.first == pytest.approx(head.seconds) and got.first < got.seconds
+    alone = cost(Request(req.rows, 1e-5, None, 0.01, profile_points=0, tradeoff_points=0, want_pld=False,
+                         risk_fprs=()))
+    assert alone.first == alone.seconds

@@ -150,3 +150,27 @@ def test_the_progress_bar_moves_at_most_every_tenth_of_a_second_and_at_the_end(w
     view._on_progress(1.0, "done")
     assert values[-1] == 1000
     assert compute_view_mod.PROGRESS_SHOWN_S == 0.1
+
+
+@pytest.mark.parametrize("first,whole,asked", [(1.0, 30.0, False), (1.0, 100.0, True), (8.0, 30.0, True),
+                                               (None, 30.0, True), (None, 3.0, False)])
+def test_the_prompt_looks_at_the_first_answer_and_bounds_the_whole(qtbot, first, whole, asked):
+    """Parts that come as they are ready do not hold the window back: a request whose headline
+    is due within PROMPT_SECONDS starts at once unless the whole would pass
+    PROMPT_WHOLE_SECONDS (a cost without a first answer is judged on the whole, as before)."""
+    from prvgui.engine.view_model import Cost, Request
+    from prvgui.gui.worker import Recomputer
+    done = []
+
+    def engine(request, progress=None, cancel=None):
+        done.append(request)
+        return "answer"
+    rec = Recomputer(lambda: (Request((), delta=1e-5), "context"), compute_fn=engine, debounce_ms=0,
+                     cost_fn=lambda r: Cost(whole, 1e6, first=first))
+    try:
+        signal = rec.confirm_needed if asked else rec.result_ready
+        with qtbot.waitSignal(signal, timeout=5000):
+            rec.run_now()
+        assert (done == []) == asked and rec.state == ("waiting" if asked else "idle")
+    finally:
+        rec.shutdown()

@@ -22,11 +22,25 @@ class Cost:
     #: False when no grid can hold the composition at any accuracy: the work will fail (after
     #: ``seconds``) with a message that says so
     fits: bool = True
+    #: seconds to the first answer when the work delivers its answers as they come (the
+    #: window's headline, then its other parts); None: only the whole is known (a sum of costs
+    #: keeps none)
+    first: float | None = None
 
     def exceeds(self, seconds: float | None = None, memory: float | None = None) -> bool:
         """Whether the estimate is above either limit (None: no limit); never for work that
         will fail (``fits`` False), whose own message says more."""
         return self.fits and ((seconds is not None and self.seconds > seconds)
+                              or (memory is not None and self.bytes > memory))
+
+    def asks(self, seconds: float | None, memory: float | None, whole: float | None) -> bool:
+        """Whether work that delivers its answers as they come should wait to be asked for: its
+        first answer later than ``seconds``, the whole later than ``whole``, or its memory above
+        ``memory`` (None: no limit). Without ``first``, as ``exceeds``."""
+        if self.first is None:
+            return self.exceeds(seconds, memory)
+        return self.fits and ((seconds is not None and self.first > seconds)
+                              or (whole is not None and self.seconds > whole)
                               or (memory is not None and self.bytes > memory))
 
     def describe(self) -> str:
