@@ -216,6 +216,9 @@ class ComputeView(QObject):
             if kind in result.pending:
                 if tab.result is not None:
                     tab.set_stale(UPDATING)
+                elif ("computing", kind) not in self._shown:  # (nothing drawn yet: say so, once)
+                    tab.clear("Computing…")
+                    self._shown.add(("computing", kind))
             elif not _same_curve(self._shown_curve.get(kind, self), getattr(result, kind, None)):
                 if limit is not None and done >= limit:
                     return True

@@ -113,6 +113,23 @@ def test_plots_still_computing_are_marked_never_current(qtbot, gated):
         assert tab.result.request.rows[0].mechanism.sigma == 1.3
 
 
+def test_plots_not_drawn_yet_say_they_are_computing(qtbot, gated):
+    """The first answer after opening: while the headline is shown and the plots' parts are
+    still coming, every plot says "Computing…", not its empty-composition hint (a schedule of
+    many rows spends seconds there)."""
+    w, gate = gated
+    with qtbot.waitSignal(w.recomputer.partial_ready, timeout=RESULT_TIMEOUT) as blocker:
+        w.doc.reset(ROWS, "add_remove", FAST_TARGETS)
+    headline = blocker.args[0]
+    qtbot.waitUntil(lambda: w.results.result is headline)
+    qtbot.waitUntil(lambda: all(tab.hint.text() == "Computing…" for tab in w.plots.values()))
+    for tab in w.plots.values():
+        assert tab.result is None and tab.stack.currentWidget() is tab.hint
+    with qtbot.waitSignal(w.recomputer.result_ready, timeout=RESULT_TIMEOUT):
+        gate.open.set()
+    assert all(tab.stack.currentWidget() is tab.plot_widget for tab in w.plots.values())
+
+
 def test_an_edit_drops_the_later_answers_of_the_request_it_replaces(qtbot, gated):
     w, gate = gated
     log = record_shows(w)
