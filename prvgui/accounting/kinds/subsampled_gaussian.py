@@ -121,7 +121,7 @@ class SubsampledGaussian(SampledBatches, Mechanism):  # type: ignore[misc, overr
 
     kind = "subsampled_gaussian"
 
-    rdp_seconds = 0.007  # (its RDP is a quadrature at each order: about 7 ms a row)
+    rdp_seconds = 0.005  # (its RDP is a quadrature at each order: about 5 ms a row)
     examples = ({"sigma": 0.8, "sampling_rate": 0.01}, {"sigma": 0.3, "sampling_rate": 0.5},
                 {"sigma": 5.0, "sampling_rate": 1e-4}, {"sigma": 1.0, "sampling_rate": 0.999},
                 {"sigma": 1.0, "sampling_rate": 0.05, "sampling": "fixed_size"})
@@ -200,13 +200,11 @@ class SubsampledGaussian(SampledBatches, Mechanism):  # type: ignore[misc, overr
         if c == math.inf:
             return np.full(orders.shape, math.inf)
 
-        def remove(k: int) -> float:
-            j = np.arange(k + 1)
-            return _rdp.subsampled_remove(k, q, (j * j - j) * c)
-        out = _rdp.at_integer_orders(orders, remove)
+        out = np.full(orders.shape, math.inf)
         whole = np.flatnonzero(orders == np.round(orders))
-        if whole.size:  # (the add order at every integer order in one pass)
-            out[whole] = np.maximum(out[whole], _rdp.subsampled_gaussian_add_orders(orders[whole], s, q))
+        if whole.size:  # (both orders of the pair at every integer order, each in one pass)
+            out[whole] = np.maximum(_rdp.subsampled_remove_orders(orders[whole], q, lambda j: (j * j - j) * c),
+                                    _rdp.subsampled_gaussian_add_orders(orders[whole], s, q))
         return out
 
     def gdp_mu2(self) -> float:

@@ -54,6 +54,27 @@ def subsampled_remove(a: int, q: float, log_moment: np.ndarray) -> float:
     return float(lse_up(_log_binom(a) + (a - j) * math.log1p(-q) + j * math.log(q) + log_moment)) / (a - 1)
 
 
+def subsampled_remove_orders(orders: np.ndarray, q: float, log_moment: Callable[[np.ndarray], np.ndarray]
+                             ) -> np.ndarray:
+    """``subsampled_remove`` at each integer order >= 2 at once, ``log_moment(j)`` for the
+    array j = 0, 1, ...: orders of alike size share one array padded with -inf terms (lse_up
+    sums each row pairwise; its rounding allowance counts the padded length)."""
+    a = np.asarray(orders, dtype=np.int64)
+    out = np.empty(a.shape)
+    l1q, lq = math.log1p(-q), math.log(q)
+    bucket = np.frexp((a + 1).astype(float))[1]
+    for b in np.unique(bucket):
+        rows = np.flatnonzero(bucket == b)
+        j = np.arange(int(a[rows].max()) + 1)
+        terms = np.full((rows.size, j.size), -np.inf)
+        for r, ai in enumerate(a[rows]):
+            terms[r, :ai + 1] = _log_binom(int(ai))
+        with np.errstate(invalid="ignore"):  # (-inf padding plus finite terms stays -inf)
+            terms += (a[rows, None] - j[None, :]) * l1q + j[None, :] * lq + log_moment(j)[None, :]
+        out[rows] = lse_up(terms, axis=1) / (a[rows] - 1)
+    return out
+
+
 def subsampled_gaussian_add(a: int, s: float, q: float) -> float:
     """D_a(Q0 || q P0 + (1-q) Q0), P0 = N(1, s^2), Q0 = N(0, s^2), by quadrature in z = x / s
     (``subsampled_gaussian_add_orders`` at one order)."""

@@ -232,7 +232,7 @@ def test_rows_drawn_often_are_pictured_whole():
 
 
 def test_a_window_prices_the_rdp_curves_it_has_not_worked_out():
-    """The comparison accountants' RDP of a subsampled row is a quadrature (about 7 ms): a
+    """The comparison accountants' RDP of a subsampled row is a quadrature (about 5 ms): a
     window of 40 distinct DP-SGD rows is priced for them until they are known, then not."""
     from prvgui.accounting.queries.comparisons import compare_epsilon, rdp_seconds
     rows = tuple(Row(SubsampledGaussian(1.0 + 0.0103 * i, 0.0123457), 1) for i in range(40))  # (new to the cache)

@@ -70,3 +70,21 @@ def test_subsampled_gaussian_add_against_mpmath(a, s, q):
     from prvgui.accounting.pairs.rdp import subsampled_gaussian_add
     got, exact = subsampled_gaussian_add(a, s, q), _add_divergence_mp(a, s, q)
     assert exact - 1e-15 <= got <= exact * (1 + 1e-9) + 1e-13
+
+
+def test_subsampled_gaussian_remove_orders_against_mpmath():
+    """The remove order's binomial expansion at every integer order at once
+    (rdp.subsampled_remove_orders, orders of alike size padded into one array) is an upper bound
+    within lse_up's rounding pad of the sum worked out in mpmath."""
+    import mpmath as mp
+    from prvgui.accounting.pairs.rdp import ORDERS, subsampled_remove_orders
+    whole = ORDERS[ORDERS == np.round(ORDERS)]
+    for s, q in [(1.1, 0.005), (0.5, 0.3), (3.0, 0.9), (1.8453582830481956, 0.00026835072079142697)]:
+        c = 0.5 / (s * s)
+        got = subsampled_remove_orders(whole, q, lambda j: (j * j - j) * c)
+        for a, g in zip(whole[::7].astype(int), got[::7]):
+            with mp.workdps(40):
+                total = mp.fsum(mp.binomial(a, j) * (1 - mp.mpf(q)) ** (a - j) * mp.mpf(q) ** j
+                                * mp.e ** ((j * j - j) * mp.mpf(c)) for j in range(a + 1))
+                exact = float(mp.log(total) / (a - 1))
+            assert exact * (1 - 1e-15) <= g <= exact * (1 + 1e-9) + 1e-13, (s, q, a)
