@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from itertools import takewhile
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
@@ -421,11 +422,10 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
     for i, (d, k) in enumerate(rows):
         # (in long double only rows drawn more than once: fft_rel_error)
         wide = extended and k > 1
-        if not batch and not wide and n <= BATCH_N and i + 1 < len(rows) \
-                and not (extended and rows[i + 1][1] > 1):
-            ahead = rows[i:i + BATCH_ROWS]
-            ahead = ahead[:next((j for j, (_, kk) in enumerate(ahead) if extended and kk > 1), len(ahead))]
-            batch = row_spectra([dense(r) for r, _ in ahead], n)[::-1]
+        if not batch and not wide and n <= BATCH_N:
+            ahead = list(takewhile(lambda r: not (extended and r[1] > 1), rows[i:i + BATCH_ROWS]))
+            if len(ahead) > 1:
+                batch = row_spectra([dense(r) for r, _ in ahead], n)[::-1]
         if batch:
             spec, base = batch.pop()
         else:

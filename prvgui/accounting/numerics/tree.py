@@ -166,9 +166,10 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     # next as soon as they are there, so that at most FAN_IN - 1 wait on each level (memory
     # for a few groups, not for all rows at once); the rows come narrowest first
     pending: list[list[tuple[DiscretePRV, int]]] = [[]]
+    order = sorted(range(len(rows)), key=[cells(d) for d, _ in rows].__getitem__)
     waiting: list[tuple[Row, int] | None] = list(rows)
     del rows  # (consume: ``waiting`` holds each row only until it joins its group)
-    for i in sorted(range(len(waiting)), key=lambda j: cells(waiting[j][0])):  # type: ignore[index]
+    for i in order:
         r = waiting[i]
         if consume:
             waiting[i] = None

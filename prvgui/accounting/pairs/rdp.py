@@ -49,9 +49,9 @@ def laplace_rdp(e: float, a: np.ndarray) -> np.ndarray:
 
 
 def subsampled_remove(a: int, q: float, log_moment: np.ndarray) -> float:
-    """D_a(q P0 + (1-q) Q0 || Q0) by the binomial expansion; log_moment[j] = log E_Q0 (P0/Q0)^j."""
-    j = np.arange(a + 1)
-    return float(lse_up(_log_binom(a) + (a - j) * math.log1p(-q) + j * math.log(q) + log_moment)) / (a - 1)
+    """D_a(q P0 + (1-q) Q0 || Q0) by the binomial expansion; log_moment[j] = log E_Q0 (P0/Q0)^j
+    (``subsampled_remove_orders`` at one order)."""
+    return float(subsampled_remove_orders(np.array([a]), q, lambda j: log_moment[j])[0])
 
 
 def subsampled_remove_orders(orders: np.ndarray, q: float, log_moment: Callable[[np.ndarray], np.ndarray]
