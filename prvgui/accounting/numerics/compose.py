@@ -435,14 +435,18 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
         once += extended and k == 1
         check_cancel(cancel)
         report(i, _RFFT_SHARE)
-        powered = interruptible(power, spec, k, lambda f, i=i: report(i, _RFFT_SHARE + (1 - _RFFT_SHARE) * f),
-                                cancel, cancel=cancel, size=n)
+        if k == 1 and spec.dtype == np.complex128:  # (a first power is the spectrum itself)
+            powered = spec
+        else:
+            powered = interruptible(power, spec, k, lambda f, i=i: report(i, _RFFT_SHARE + (1 - _RFFT_SHARE) * f),
+                                    cancel, cancel=cancel, size=n)
         del spec
         if spectrum is None:
-            spectrum = powered
-        else:
+            spectrum = powered if powered.flags.owndata or k > 1 else powered.copy()
+        else:  # (in place: the product is ours, never a row's spectrum that is kept)
             m = min(spectrum.size, powered.size)
-            spectrum = spectrum[:m] * powered[:m]
+            spectrum = spectrum[:m]
+            spectrum *= powered[:m]
         check_cancel(cancel)
         report(i + 1, 0.0)
     out = interruptible(finish, spectrum, n, n0, n_lo, h, offset, inf_mass,
