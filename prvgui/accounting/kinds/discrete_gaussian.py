@@ -112,11 +112,12 @@ def _near_table(sigma: float) -> tuple[_Table, int]:
     return t, m_near
 
 
-def _tail_sums(sigma: float) -> tuple[Callable[[np.ndarray], np.ndarray], int, int, _Table]:
+def _tail_sums(sigma: float) -> tuple[Callable[[np.ndarray], np.ndarray],
+                                      Callable[[float], tuple[int, int] | None], int, int, _Table]:
     """P(y >= m) for m >= 0 (clipped to J + 1), the kept lattice, as S_m / Z: held for m up to
     m_near (``_near_table``), beyond it from the whole table (``_table``: rebuilt when evicted,
     which only a tail cut below ~1e-34 asks for; many distinct rows hold their PRVs at once).
-    Returns (the function, m_near, the bytes it holds, the table it was built from)."""
+    Returns (the function, Lattice.cut, m_near, the bytes they hold, the table they were built from)."""
     t, m_near = _near_table(sigma)
     big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
     near = t.s[:m_near + 1].copy()  # (a copy: a view would keep the whole table alive)
@@ -127,12 +128,21 @@ def _tail_sums(sigma: float) -> tuple[Callable[[np.ndarray], np.ndarray], int, i
         if not m.size or int(m.max()) <= m_near:
             return near[np.minimum(m, m_near)] / z
         return _table(sigma).s[m] / z
-    return tail, m_near, near.nbytes, t
+
+    def cut(tau: float) -> tuple[int, int] | None:
+        # m, the first index with S_m / Z <= tau (S_{J+1} = 0): cdf(-m) = S_m / Z <= tau and
+        # sf(m - 1) = S_m / Z <= tau, while cdf(-m + 1) and sf(m - 2) are above tau. (m >= 1
+        # whenever tau <= 1/2: S_0 / Z = (1 + w_0 / Z) / 2.) The same quotients as ``tail``'s.
+        m = int(np.searchsorted(-(near / z), -tau, side="left"))
+        if m == near.size:
+            m = int(np.searchsorted(-(_table(sigma).s / z), -tau, side="left"))
+        return (-m, m - 1) if 1 <= m <= big_j + 1 else None
+    return tail, cut, m_near, near.nbytes, t
 
 
 def discrete_gaussian_lattice(sigma: float, sensitivity: int) -> tuple[Lattice, _Table]:
     """The loss lattice Y = a + b y, y in [-J, J], of the pair N_Z(sensitivity) vs N_Z(0)."""
-    tail, m_near, held, t = _tail_sums(sigma)  # (the functions below hold this, not the table)
+    tail, cut, m_near, held, t = _tail_sums(sigma)  # (the functions below hold this, not the table)
     big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
     z, (v_hi, v_lo) = t.z, t.sigma2
 
@@ -151,7 +161,7 @@ def discrete_gaussian_lattice(sigma: float, sensitivity: int) -> tuple[Lattice, 
     b = sensitivity / (sigma * sigma)
     # (cdf(y) reads S_{|y|}, sf(y) S_{y + 1}: both held for |y| < m_near)
     quick = (-min(m_near - 1, big_j), min(m_near - 1, big_j))
-    return Lattice(a, b, -big_j, big_j, pmf, cdf, sf, 1.0, quick, held), t
+    return Lattice(a, b, -big_j, big_j, pmf, cdf, sf, 1.0, quick, held, cut), t
 
 
 @dataclass(frozen=True, slots=True)

@@ -296,10 +296,13 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     by_width: np.ndarray = np.zeros(2)  # mass by width of cell
     w_max = 1
     if c is not None and c.mass > 0:
+        tails: Tails | LatticeTails | None = LatticeTails.of(prv, h, tau)
+        if tails is None:
+            tails = Tails(c, h, tau)
         # (to 16 of the widest cells there: a few more cells, far fewer cdf evaluations to find it)
         r_out = max((r for p, r in (*tiers, coarse) if r >= 3 and p / 2 > tau), default=1)
-        tails = Tails(c, h, tau)
         a, b = tails.lower_cut(tau, 16 * h * r_out), tails.upper_cut(tau, 16 * h * r_out)
+        median = tails.lower_cut(0.5 * c.mass, math.inf)  # (left of the median: the scan's point)
         j_lo = math.floor(a / h + 0.5)
         j_hi = max(math.ceil(b / h - 0.5), j_lo)
         if j_hi - j_lo + 2 > max_cells:
@@ -311,7 +314,6 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         # keeps its relative precision, and the mass right of the split is at least half,
         # which mass_rounding needs)
         # (k = 0: the first cell holds half the mass, and everything comes from the sf)
-        median = tails.lower_cut(0.5 * c.mass, math.inf)  # (left of the median: the scan's point)
         k = int(np.clip(np.searchsorted(edges, median, side="right") - 1, 1, edges.size - 1))
         if k == 1 and float(c.cdf(edges[1:2])[0]) > 0.5 * c.mass:
             k = 0
@@ -527,6 +529,44 @@ class Tails:
         return [self._cut(upper, t, math.inf, int(i)) for t, i in zip(taus, first)]
 
 
+class LatticeTails:
+    """``Tails``'s cut points read from a lattice PRV's own tables (pairs/lattice.py,
+    Lattice.cut) instead of scanned: each halfway between two lattice points, so that the
+    lattice index the cdf and sf read there is the one the cut names whatever the rounding of
+    the values; the lower one has cdf <= tau, the upper one sf <= tau (as Tails' points). A tail
+    mass the tables do not answer goes to a Tails scan. ``of`` gives None for a PRV without
+    such tables."""
+
+    def __init__(self, prv: PRV, h: float, tau: float) -> None:
+        self.lat = prv.lattice  # type: ignore[attr-defined]
+        self._args = (prv.cont, h, tau)
+        self._scan: Tails | None = None
+
+    @staticmethod
+    def of(prv: PRV, h: float, tau: float) -> "LatticeTails | None":
+        lat = getattr(prv, "lattice", None)
+        if prv.atoms or lat is None or lat.cut is None or prv.cont is None:
+            return None
+        return LatticeTails(prv, h, tau)
+
+    def _point(self, upper: bool, tau: float, tol: float) -> float:
+        got = self.lat.cut(tau)
+        if got is not None:
+            return float(self.lat.values(got[int(upper)])) + 0.5 * self.lat.step
+        if self._scan is None:
+            self._scan = Tails(*self._args)
+        return self._scan.upper_cut(tau, tol) if upper else self._scan.lower_cut(tau, tol)
+
+    def lower_cut(self, tau: float, tol: float = 0.0) -> float:
+        return self._point(False, tau, tol)
+
+    def upper_cut(self, tau: float, tol: float = 0.0) -> float:
+        return self._point(True, tau, tol)
+
+    def cuts(self, upper: bool, taus: Sequence[float]) -> list[float]:
+        return [self._point(upper, t, math.inf) for t in taus]
+
+
 def _within(r: int, room: int) -> int:
     """Width r, or the widest odd width that fits in ``room`` cells when r does not (a
     narrower cell is always allowed; a wider one would reach past the cut)."""
@@ -536,7 +576,7 @@ def _within(r: int, room: int) -> int:
     return r - 1 + r % 2
 
 
-def _edges(c: Tails, h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int],
+def _edges(c: "Tails | LatticeTails", h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int],
            tiers: tuple[tuple[float, int], ...] = ()) -> np.ndarray:
     """Cell indices of the edges (edge i at (e_i - 1/2) h), the tier points read from the tail
     scans ``c``: single cells from j_lo to j_hi, or

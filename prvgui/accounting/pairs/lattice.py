@@ -129,6 +129,10 @@ class Lattice:
     quick: tuple[int, int] | None = None
     #: bytes of the arrays the functions hold (a discrete Gaussian's tail sums: pricing.py)
     held: int = 0
+    #: cut(tau), for 0 < tau <= mass / 2: (the largest i with cdf(i) <= tau, the smallest i
+    #: with sf(i) <= tau), read from the kind's tables (discretize.py then needs no tail scan);
+    #: None when the kind has no such tables, or when it returns None
+    cut: Callable[[float], tuple[int, int] | None] | None = None
 
     def values(self, i: Array | int) -> Array:
         return self.origin + self.step * np.asarray(i, dtype=float)

@@ -277,6 +277,54 @@ def test_a_tail_cut_beyond_the_quick_part_is_found_and_holds():
     check_bracket(mech, 2, dg_loss(3.0, 1, 2), [], [1e-34, 1e-30])
 
 
+@pytest.mark.parametrize("sigma,d", [(0.3, 1), (0.6, 2), (3.0, 1), (47.3, 3), (812.5, 1)])
+def test_the_lattice_cut_is_the_exact_crossing(sigma, d):
+    """Lattice.cut(tau) names the largest index with cdf <= tau and the smallest with sf <= tau
+    (each neighbour one step in is above tau), near the centre, beyond the held tail sums (tau
+    below e^-80) and past the kept lattice; the discretiser's cut points read from it hold at
+    most tau in each tail whatever the rounding of the lattice values."""
+    from prvgui.accounting.numerics.discretize import LatticeTails
+    lat, _ = discrete_gaussian_lattice(sigma, d)
+    prv = DiscreteGaussian(sigma, d).prv()
+    assert prv.lattice.cut is not None
+    tails = LatticeTails.of(prv, 1e-3, 1e-12)
+    for tau in (0.5, 0.2, 1e-3, 1e-12, 1e-30, 1e-40, 1e-200, 1e-320):
+        lo, hi = lat.cut(tau)
+        assert lat.lo - 1 <= lo and hi <= lat.hi
+        assert lat.cdf(np.array([lo]))[0] <= tau and lat.sf(np.array([hi]))[0] <= tau
+        if lo + 1 <= lat.hi:
+            assert lat.cdf(np.array([lo + 1]))[0] > tau
+        if hi - 1 >= lat.lo - 1:
+            assert lat.sf(np.array([hi - 1]))[0] > tau
+        a, b = tails.lower_cut(tau), tails.upper_cut(tau)
+        assert prv.cont.cdf(np.array([a]))[0] <= tau and prv.cont.sf(np.array([b]))[0] <= tau
+        # (one lattice step in, the tails hold more than tau: the points are the crossings)
+        if lo + 1 <= lat.hi:
+            assert prv.cont.cdf(np.array([a + lat.step]))[0] > tau
+
+
+def test_lattice_cut_points_and_scanned_ones_give_the_same_bracket():
+    """The discretiser reads a discrete Gaussian's cut points from its tables, or scans its
+    tails (the lattice's cut taken away): both rows cut at most tau from each tail, keep their
+    mass and agree in mean to 1e-12; the accountant (which reads them) brackets the exact lattice
+    sum of 40 draws."""
+    import dataclasses
+    from prvgui.accounting.numerics import discretize as D
+    mech = DiscreteGaussian(4.5)
+    prv = mech.prv()
+    scanned = dataclasses.replace(prv, lattice=dataclasses.replace(prv.lattice, cut=None))
+    assert D.LatticeTails.of(scanned, 1e-3, 1e-12) is None and D.LatticeTails.of(prv, 1e-3, 1e-12) is not None
+    tiers = ((1e-3, 3), (1e-6, 5))
+    for h, tau in ((2e-3, 1e-14), (7e-4, 1e-25)):
+        read = D.discretize(prv, h, tau, tiers=tiers)
+        scan = D.discretize(scanned, h, tau, tiers=tiers)
+        for row in (read, scan):
+            assert row.tail_prob <= 2 * tau
+            assert row.pmf.sum() == pytest.approx(1.0, abs=1e-12)
+        assert read.mean() == pytest.approx(scan.mean(), abs=1e-12)
+    check_bracket(mech, 40, dg_loss(4.5, 1, 40), [], [1e-3, 1e-8])
+
+
 @pytest.mark.parametrize("mech", MECHS[:2] + MECHS[4:6], ids=repr)
 def test_the_prv_delta_is_the_lattice_sum(mech):
     loss = dg_loss(mech.sigma, mech.sensitivity, 1) if isinstance(mech, DiscreteGaussian) \
