@@ -370,9 +370,11 @@ def compose(rows: Sequence[tuple[Row, int]], window_mass: float,
             cancel: Callable[[], bool] | None = None,
             progress: Callable[[float], None] | None = None,
             n_max: int = N_MAX, agg_max: float = 0.0, extended: bool = False,
-            prepared: dict[int, PreparedRow] | None = None) -> Composed:
+            prepared: dict[int, PreparedRow] | None = None,
+            window_hint: dict[bool, int] | None = None) -> Composed:
     """Distribution of the sum of ``k`` copies of each discrete row, on a window. ``prepared``:
-    the rows' window.PreparedRow by id(row), kept by a caller that asks again (tree.py)."""
+    the rows' window.PreparedRow by id(row), kept by a caller that asks again (tree.py);
+    ``window_hint``: window.choose_window's, for a caller composing many similar groups."""
     rows = [(d, k) for d, k in rows if k > 0]
     if not rows:
         raise ValueError("compose needs at least one row with count > 0")
@@ -382,7 +384,7 @@ def compose(rows: Sequence[tuple[Row, int]], window_mass: float,
         return Composed(np.zeros(1), 0, h, 0.0, 1.0, 0.0, 0.0, 0.0, {"window": 0.0})
     prep = [(prepared_row(d, prepared, k), k) for d, k in rows]
     offset = math.fsum(k * stub(d).shift for d, k in rows)
-    lo, hi, win_err = choose_window(prep, window_mass)
+    lo, hi, win_err = choose_window(prep, window_mass, window_hint)
     n_lo = math.floor((lo - offset) / h) - 1
     n_hi = math.ceil((hi - offset) / h) + 1
     n = fft_len(n_hi - n_lo + 1, h, agg_max)

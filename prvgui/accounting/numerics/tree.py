@@ -151,8 +151,10 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     group_kw = {**kwargs, "agg_max": 0.0}  # (a group is read cell by cell: it is a row again)
     totals = {"err_abs": 0.0, "log_rel": 0.0, "done": 0}
 
-    def merge(g: list[tuple[DiscretePRV, int]]) -> tuple[DiscretePRV, int]:
-        c = compose(g, share, cancel=cancel, prepared=kept, **group_kw)
+    hints: dict[int, dict[bool, int]] = {}  # (each level's groups are alike: window.choose_window)
+
+    def merge(g: list[tuple[DiscretePRV, int]], level: int) -> tuple[DiscretePRV, int]:
+        c = compose(g, share, cancel=cancel, prepared=kept, window_hint=hints.setdefault(level, {}), **group_kw)
         for d, _ in g:  # (their cumulants served this group's window only)
             kept.pop(id(d), None)
         totals["err_abs"] += c.err_abs
@@ -177,7 +179,7 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
         pending[0].append(step(r) if lazy else made[i])
         level = 0
         while len(pending[level]) == FAN_IN:
-            merged = merge(pending[level])
+            merged = merge(pending[level], level)
             pending[level] = []
             if level + 1 == len(pending):
                 pending.append([])

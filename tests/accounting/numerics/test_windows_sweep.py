@@ -53,3 +53,31 @@ def test_mass_outside_is_within_the_bound():
         outside = pmf[(x < lo - 1e-12) | (x > hi + 1e-12)].sum()
         assert outside <= err + 1e-12
         assert math.isfinite(lo) and math.isfinite(hi)
+
+
+@pytest.mark.parametrize("mass", [1e-4, 1e-14])
+def test_a_warm_start_finds_the_same_window(mass):
+    """choose_window with a hint (tree.py's groups of one level): from an empty hint it finds the
+    full search's window and records the best lambdas; from those, or a few indices off, the
+    same window again; from any start at all a window whose mass bound holds (exact convolution)
+    and lies within the support."""
+    sg, lap, rr = rows(h=0.02)
+    for parts in ([(sg, 1)], [(sg, 6), (lap, 3)], [(rr, 20), (lap, 1), (sg, 2)]):
+        prepared = [(PreparedRow(d), k) for d, k in parts]
+        full = choose_window(prepared, mass)
+        hint: dict[bool, int] = {}
+        assert choose_window(prepared, mass, hint) == pytest.approx(full, rel=1e-12, abs=1e-15)
+        assert set(hint) == {False, True}
+        found = dict(hint)
+        for off in (-3, 0, 2):
+            near = {side: j + off for side, j in found.items()}
+            assert choose_window(prepared, mass, near) == pytest.approx(full, rel=1e-12, abs=1e-15)
+        pmf, start = np.ones(1), 0
+        for d, k in parts:
+            for _ in range(k):
+                pmf, start = np.convolve(pmf, d.pmf), start + d.start
+        x = (start + np.arange(pmf.size)) * sg.h + sum(k * d.shift for d, k in parts)
+        for begin in (0, 17, 45, 90):
+            lo, hi, err = choose_window(prepared, mass, {False: begin, True: begin})
+            assert err <= mass and x[0] - 1e-12 <= lo <= hi <= x[-1] + 1e-12
+            assert pmf[(x < lo - 1e-12) | (x > hi + 1e-12)].sum() <= err + 1e-12
