@@ -296,11 +296,12 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     by_width: np.ndarray = np.zeros(2)  # mass by width of cell
     w_max = 1
     if c is not None and c.mass > 0:
-        tails: Tails | LatticeTails | None = LatticeTails.of(prv, h, tau)
-        if tails is None:
-            tails = Tails(c, h, tau)
         # (to 16 of the widest cells there: a few more cells, far fewer cdf evaluations to find it)
         r_out = max((r for p, r in (*tiers, coarse) if r >= 3 and p / 2 > tau), default=1)
+        tails: Tails | LatticeTails | None = LatticeTails.of(
+            prv, h, tau, [tau, 0.5 * c.mass, *(p / 2 for p, r in (*tiers, coarse) if r >= 3 and p / 2 > tau)])
+        if tails is None:
+            tails = Tails(c, h, tau)
         a, b = tails.lower_cut(tau, 16 * h * r_out), tails.upper_cut(tau, 16 * h * r_out)
         median = tails.lower_cut(0.5 * c.mass, math.inf)  # (left of the median: the scan's point)
         j_lo = math.floor(a / h + 0.5)
@@ -331,17 +332,24 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         width = np.diff(e_idx)
         pos.append(e_idx[:-1] + (width - 1) // 2)  # (a wide cell's mass at its middle cell)
         val.append(masses)
-        is_coarse = width == coarse[1] if coarse[1] >= 3 else np.zeros(width.size, dtype=bool)
-        coarse_mass = float(masses[is_coarse].sum())
+        is_coarse = width == coarse[1] if coarse[1] >= 3 else None
+        if is_coarse is not None and not is_coarse.any():
+            is_coarse = None  # (then no cell is coarse: the sums below over all of them)
+        coarse_mass = float(masses[is_coarse].sum()) if is_coarse is not None else 0.0
         half_w = 0.5 * h * width
         # (numpy's pairwise sums, not BLAS dots: the same bits whatever the thread settings)
-        spread = float(np.sum(masses[~is_coarse] * half_w[~is_coarse] ** 2))
+        if is_coarse is None:
+            spread = float(np.sum(masses * half_w ** 2))
+            w_max = int(width.max())
+        else:
+            spread = float(np.sum(masses[~is_coarse] * half_w[~is_coarse] ** 2))
+            w_max = int(width[~is_coarse].max()) if (~is_coarse).any() else 1
         half_mean = float(np.sum(masses * half_w))
-        w_max = int(width[~is_coarse].max()) if (~is_coarse).any() else 1
         by_width = np.bincount(width, weights=masses, minlength=2)
-        single = np.flatnonzero(width == 1)
-        if float(masses[width > 1].sum()) > 0 and single.size:
-            fine_cells = (int(e_idx[single[0]]), int(e_idx[single[-1]]) + 1)  # grid indices
+        if w_max > 1 or is_coarse is not None:
+            single = np.flatnonzero(width == 1)
+            if float(masses[width > 1].sum()) > 0 and single.size:
+                fine_cells = (int(e_idx[single[0]]), int(e_idx[single[-1]]) + 1)  # grid indices
     for loc, m in prv.atoms:
         pos.append(np.array([int(round(loc / h))]))
         val.append(np.array([m]))
@@ -533,26 +541,41 @@ class LatticeTails:
     """``Tails``'s cut points read from a lattice PRV's own tables (pairs/lattice.py,
     Lattice.cut) instead of scanned: each halfway between two lattice points, so that the
     lattice index the cdf and sf read there is the one the cut names whatever the rounding of
-    the values; the lower one has cdf <= tau, the upper one sf <= tau (as Tails' points). A tail
-    mass the tables do not answer goes to a Tails scan. ``of`` gives None for a PRV without
-    such tables."""
+    the values; the lower one has cdf <= tau, the upper one sf <= tau (as Tails' points). The
+    tail masses a discretisation asks for (``taus``) are read in one call; a tail mass the tables
+    do not answer goes to a Tails scan. ``of`` gives None for a PRV without such tables."""
 
-    def __init__(self, prv: PRV, h: float, tau: float) -> None:
+    def __init__(self, prv: PRV, h: float, tau: float, taus: Sequence[float] = ()) -> None:
         self.lat = prv.lattice  # type: ignore[attr-defined]
         self._args = (prv.cont, h, tau)
         self._scan: Tails | None = None
+        self._known: dict[float, tuple[float, float]] = {}
+        self._read(taus)
 
     @staticmethod
-    def of(prv: PRV, h: float, tau: float) -> "LatticeTails | None":
+    def of(prv: PRV, h: float, tau: float, taus: Sequence[float] = ()) -> "LatticeTails | None":
         lat = getattr(prv, "lattice", None)
         if prv.atoms or lat is None or lat.cut is None or prv.cont is None:
             return None
-        return LatticeTails(prv, h, tau)
+        return LatticeTails(prv, h, tau, taus)
+
+    def _read(self, taus: Sequence[float]) -> None:
+        if not len(taus):
+            return
+        asked = np.asarray(taus, dtype=float)
+        lo, hi, ok = self.lat.cut(asked)
+        half = 0.5 * self.lat.step
+        a, b = self.lat.values(lo) + half, self.lat.values(hi) + half
+        for t, x, y, fine in zip(asked.tolist(), a.tolist(), b.tolist(), ok.tolist()):
+            if fine:
+                self._known[t] = (x, y)
 
     def _point(self, upper: bool, tau: float, tol: float) -> float:
-        got = self.lat.cut(tau)
+        if tau not in self._known:
+            self._read([tau])
+        got = self._known.get(tau)
         if got is not None:
-            return float(self.lat.values(got[int(upper)])) + 0.5 * self.lat.step
+            return got[int(upper)]
         if self._scan is None:
             self._scan = Tails(*self._args)
         return self._scan.upper_cut(tau, tol) if upper else self._scan.lower_cut(tau, tol)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 from .discretize import DiscretePRV, discretize
 from ..pairs.prv import PRV
@@ -95,6 +95,37 @@ def prv_of(mechanism, order: str) -> PRV:
         while len(_prvs) > MAX_PRVS:
             _prvs.popitem(last=False)
     return prv
+
+
+def prvs_of(mechanisms: Sequence, order: str) -> list[PRV]:
+    """``prv_of`` of each; those not kept are made a kind at a time (Mechanism.prvs: a kind may
+    make many together) and kept as ``prv_of`` keeps them."""
+    out: list[PRV | None] = [None] * len(mechanisms)
+    todo: dict[Any, list[int]] = {}  # (by kind: a Mechanism subclass)
+    with _lock:
+        for i, m in enumerate(mechanisms):
+            key = (type(m), m, order)
+            got = _prvs.get(key) if _state["on"] and _hashable(key) else None
+            if got is not None:
+                _prvs.move_to_end(key)
+                out[i] = got
+            else:
+                todo.setdefault(type(m), []).append(i)
+    for kind, idx in todo.items():
+        if len(idx) == 1:
+            out[idx[0]] = prv_of(mechanisms[idx[0]], order)
+            continue
+        made = kind.prvs([mechanisms[i] for i in idx], order)
+        with _lock:
+            for i, prv in zip(idx, made):
+                key = (kind, mechanisms[i], order)
+                if _state["on"] and _hashable(key):
+                    prv = _prvs.setdefault(key, prv)
+                    _prvs.move_to_end(key)
+                out[i] = prv
+            while len(_prvs) > MAX_PRVS:
+                _prvs.popitem(last=False)
+    return out  # type: ignore[return-value]
 
 
 def _nbytes(d: DiscretePRV) -> int:

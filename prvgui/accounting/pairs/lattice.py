@@ -88,19 +88,20 @@ def exp_neg_quotient(num: Array | float, den_hi: float, den_lo: float = 0.0) -> 
 
 def suffix_sums(w: Array) -> tuple[Array, Array]:
     """(hi, lo) with hi + lo = S_m = sum_{j >= m} w_j for m = 0..n (S_n = 0), hi = S_m to one
-    rounding (non-negative w).
+    rounding (non-negative w); along the last axis of a 2-d ``w``, row by row the same values.
 
     A float running sum s_m from the right leaves exact local errors
     d_m = s_{m+1} + w_m - s_m (TwoSum, then Sterbenz), and S_m = s_m + sum_{j >= m} d_j by
     telescoping. The d_j are below 2^-53 s_j, so their own running sum is correct to far below
-    one rounding of S_m (its error is at most n^2 2^-106 S_m)."""
+    one rounding of S_m (its error is at most n^2 2^-106 S_m). Zeros after a row's last weight
+    change none of its sums (each running sum meets them as exact zeros)."""
     w = np.asarray(w, dtype=float)
-    n = w.size
-    s = np.zeros(n + 1)
-    s[:n] = np.cumsum(w[::-1])[::-1]
-    p, e = two_sum(s[1:], w)
-    d = np.zeros(n + 1)
-    d[:n] = np.cumsum(((p - s[:n]) + e)[::-1])[::-1]
+    n = w.shape[-1]
+    s = np.zeros((*w.shape[:-1], n + 1))
+    s[..., :n] = np.cumsum(w[..., ::-1], axis=-1)[..., ::-1]
+    p, e = two_sum(s[..., 1:], w)
+    d = np.zeros_like(s)
+    d[..., :n] = np.cumsum(((p - s[..., :n]) + e)[..., ::-1], axis=-1)[..., ::-1]
     return two_sum(s, d)
 
 
@@ -129,10 +130,10 @@ class Lattice:
     quick: tuple[int, int] | None = None
     #: bytes of the arrays the functions hold (a discrete Gaussian's tail sums: pricing.py)
     held: int = 0
-    #: cut(tau), for 0 < tau <= mass / 2: (the largest i with cdf(i) <= tau, the smallest i
-    #: with sf(i) <= tau), read from the kind's tables (discretize.py then needs no tail scan);
-    #: None when the kind has no such tables, or when it returns None
-    cut: Callable[[float], tuple[int, int] | None] | None = None
+    #: cut(taus) for tail masses 0 < tau <= mass / 2: (lo, hi, ok), for each tau the largest i
+    #: with cdf(i) <= tau and the smallest i with sf(i) <= tau, read from the kind's tables
+    #: (discretize.py then needs no tail scan), where ``ok``; None when the kind has no tables
+    cut: Callable[[Array], tuple[Array, Array, Array]] | None = None
 
     def values(self, i: Array | int) -> Array:
         return self.origin + self.step * np.asarray(i, dtype=float)

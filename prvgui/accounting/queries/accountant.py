@@ -42,7 +42,7 @@ from ..numerics.pipeline import certify, coarsened, discretize_many, error_level
 from ..numerics.pricing import CostModel
 from ..numerics.packed import stub
 from ..numerics.profile import CertifiedProfile
-from ..numerics.reuse import prv_of
+from ..numerics.reuse import prv_of, prvs_of
 from ..numerics.sweep import check_counts, count_groups, sweep
 from ..numerics.tilt import compose_tilted
 from . import escalation
@@ -91,8 +91,8 @@ class _Joint:
 
 
 def _rows_prvs(rows: Sequence[Row], order: str):
-    return [(prv_of(r.mechanism, order), r.count) for r in rows if r.count > 0
-            and not r.mechanism.is_trivial()]
+    live = [r for r in rows if r.count > 0 and not r.mechanism.is_trivial()]
+    return list(zip(prvs_of([r.mechanism for r in live], order), [r.count for r in live]))
 
 
 def _loss_cap(orders: Sequence[Sequence[tuple]]) -> float:

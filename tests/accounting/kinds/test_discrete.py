@@ -287,10 +287,13 @@ def test_the_lattice_cut_is_the_exact_crossing(sigma, d):
     lat, _ = discrete_gaussian_lattice(sigma, d)
     prv = DiscreteGaussian(sigma, d).prv()
     assert prv.lattice.cut is not None
-    tails = LatticeTails.of(prv, 1e-3, 1e-12)
-    for tau in (0.5, 0.2, 1e-3, 1e-12, 1e-30, 1e-40, 1e-200, 1e-320):
-        lo, hi = lat.cut(tau)
-        assert lat.lo - 1 <= lo and hi <= lat.hi
+    taus = (0.5, 0.2, 1e-3, 1e-12, 1e-30, 1e-40, 1e-200, 1e-320)
+    tails = LatticeTails.of(prv, 1e-3, 1e-12, taus[::2])  # (half read at once, half asked later)
+    assert not lat.cut(np.array([0.9]))[2][0]  # (no cut holds 0.9: the scan answers)
+    for tau in taus:
+        lo, hi, ok = lat.cut(np.array([tau]))
+        lo, hi = int(lo[0]), int(hi[0])
+        assert ok[0] and lat.lo - 1 <= lo and hi <= lat.hi
         assert lat.cdf(np.array([lo]))[0] <= tau and lat.sf(np.array([hi]))[0] <= tau
         if lo + 1 <= lat.hi:
             assert lat.cdf(np.array([lo + 1]))[0] > tau
@@ -323,6 +326,32 @@ def test_lattice_cut_points_and_scanned_ones_give_the_same_bracket():
             assert row.pmf.sum() == pytest.approx(1.0, abs=1e-12)
         assert read.mean() == pytest.approx(scan.mean(), abs=1e-12)
     check_bracket(mech, 40, dg_loss(4.5, 1, 40), [], [1e-3, 1e-8])
+
+
+def test_tables_built_together_are_the_tables_built_alone(monkeypatch):
+    """_near_tables (many sigmas' weights as the rows of one array, in chunks of alike sigmas)
+    gives bit for bit the tables _near_table builds one at a time, for sigmas whose tables stop
+    short of J and those that take the whole table, repeated ones, and chunks cut by the array
+    budget; DiscreteGaussian.prvs gives the PRVs prv() gives (the same cdf, sf, pmf and masses)."""
+    from prvgui.accounting.kinds import discrete_gaussian as dg
+    monkeypatch.setattr(dg, "BATCH_WEIGHTS", 4000)
+    sigmas = [0.02, 0.3, 2.0, 9.5, 9.5, 10.1, 57.0, 60.0, 61.5, 140.0, 3.0e3, 7.7]
+    together = dg._near_tables(sigmas)
+    for sigma, (t, m_near) in zip(sigmas, together):
+        alone, m_alone = dg._near_table(sigma)
+        assert m_near == m_alone and t.z == alone.z and t.left_out == alone.left_out
+        assert t.sigma2 == alone.sigma2 and np.array_equal(t.s, alone.s)
+    mechs = [DiscreteGaussian(s, d) for s, d in zip(sigmas, [1, 2, 1, 1, 3, 1, 1, 2, 1, 1, 1, 5])]
+    mechs.append(DiscreteGaussian(1e-9))  # (blatant: a point mass at +inf)
+    for m, p in zip(mechs, DiscreteGaussian.prvs(mechs, "add")):
+        q = m.prv("add")
+        assert (p.inf_mass, p.mean, p.mean_err, p.atoms) == (q.inf_mass, q.mean, q.mean_err, q.atoms)
+        if q.cont is not None:
+            i = np.arange(q.lattice.lo - 2, q.lattice.hi + 2)[::max(1, (q.lattice.hi - q.lattice.lo) // 500)]
+            for f in ("cdf", "sf", "pmf"):
+                assert np.array_equal(getattr(p.lattice, f)(i), getattr(q.lattice, f)(i)), (m, f)
+    with pytest.raises(ValueError, match="order"):
+        DiscreteGaussian.prvs(mechs[:2], "sideways")
 
 
 @pytest.mark.parametrize("mech", MECHS[:2] + MECHS[4:6], ids=repr)

@@ -205,3 +205,21 @@ def test_the_windows_answer_is_the_same_with_and_without_reuse():
         if a is not None:
             same(a.x, b.x)
             same(a.columns, b.columns)
+
+
+def test_many_prvs_are_made_a_kind_at_a_time_and_kept():
+    """prvs_of gives what prv_of gives: the kept PRV where there is one, else a new one made with
+    its kind's others (Mechanism.prvs) and kept, equal mechanisms sharing one."""
+    reuse.clear()
+    dg = [mechanism_from_params("discrete_gaussian", {"sigma": s}) for s in (3.0, 40.5, 41.0, 3.0)]
+    lap = mechanism_from_params("laplace", {"scale": 2.0})
+    first = reuse.prv_of(dg[1], "remove")
+    got = reuse.prvs_of([*dg, lap], "remove")
+    assert got[1] is first and got[0] is got[3] and got[4] is reuse.prv_of(lap, "remove")
+    assert got[2] is reuse.prv_of(dg[2], "remove") and got[0] is reuse.prv_of(dg[0], "remove")
+    assert reuse.stats()["prvs"] == 4
+    xs = np.linspace(-0.5, 0.5, 41)
+    for m, p in zip(dg, got):
+        alone = m.prv("remove")
+        assert p.inf_mass == alone.inf_mass and p.mean == alone.mean
+        assert np.array_equal(p.cont.cdf(xs), alone.cont.cdf(xs)) and np.array_equal(p.cont.sf(xs), alone.cont.sf(xs))
