@@ -124,14 +124,16 @@ def _near_table(sigma: float, built: _Table | None = None) -> tuple[_Table, int]
     return t, m_near
 
 
-#: ``_near_tables`` computes at most this many weights in one array
-BATCH_WEIGHTS = 1 << 20
+#: ``_near_tables`` computes at most this many weights in one array (its temporaries then stay
+#: in cache: 3000 sigmas of 50 to 200, 0.104 ms a table against 0.134 one by one and 0.146
+#: with 2^20 weights an array)
+BATCH_WEIGHTS = 1 << 15
 
 
 def _near_tables(sigmas: Sequence[float]) -> list[tuple[_Table, int]]:
     """``_near_table`` of each sigma. The tables that stop short of J are built together, those of
-    alike sigmas as the rows of one array of weights (a few numpy calls for many rows instead
-    of a few dozen for each): the same values as one by one, since exp_neg_quotient is
+    alike sigmas as the rows of one array of weights (a few dozen numpy calls for a chunk of
+    rows instead of for each row): the same values as one by one, since exp_neg_quotient is
     elementwise and suffix_sums runs along the rows, a row's zeros past its end changing
     none of its sums."""
     out: list[tuple[_Table, int] | None] = [None] * len(sigmas)

@@ -424,10 +424,10 @@ class Accountant:
         total, shares = 0.0, dict[int, float]()
         for o in self.orders:
             log_keep = 0.0
-            for i, r in enumerate(self.rows):
-                if r.count == 0 or r.mechanism.is_trivial() or o not in r.mechanism.orders():
-                    continue
-                p = prv_of(r.mechanism, o).inf_mass
+            live = [(i, r) for i, r in enumerate(self.rows)
+                    if r.count > 0 and not r.mechanism.is_trivial() and o in r.mechanism.orders()]
+            for (i, r), prv in zip(live, prvs_of([r.mechanism for _, r in live], o)):
+                p = prv.inf_mass
                 if p <= 0:
                     continue
                 row_keep = r.count * math.log1p(-p) if p < 1 else -math.inf
