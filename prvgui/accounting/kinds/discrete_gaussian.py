@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -130,20 +130,21 @@ def _near_table(sigma: float, built: _Table | None = None) -> tuple[_Table, int]
 BATCH_WEIGHTS = 1 << 15
 
 
-def _near_tables(sigmas: Sequence[float]) -> list[tuple[_Table, int]]:
-    """``_near_table`` of each sigma. The tables that stop short of J are built together, those of
-    alike sigmas as the rows of one array of weights (a few dozen numpy calls for a chunk of
-    rows instead of for each row): the same values as one by one, since exp_neg_quotient is
-    elementwise and suffix_sums runs along the rows, a row's zeros past its end changing
-    none of its sums."""
-    out: list[tuple[_Table, int] | None] = [None] * len(sigmas)
+def _near_tables(sigmas: Sequence[float]) -> Iterator[tuple[int, tuple[_Table, int]]]:
+    """(i, ``_near_table(sigmas[i])``) for every i, in some order. The tables that stop short of J
+    are built together, those of alike sigmas as the rows of one array of weights (a few dozen
+    numpy calls for a chunk of rows instead of for each row): the same values as one by one,
+    since exp_neg_quotient is elementwise and suffix_sums runs along the rows, a row's zeros
+    past its end changing none of its sums. A chunk's tables are views of its arrays, let go
+    once the caller is done with them (make each PRV as its table comes: the tables of 2 x 10^4
+    sigmas held at once would be 0.3 GB)."""
     tops = {}
     for i, sigma in enumerate(sigmas):
         big_j, top = _near_top(sigma)
         if top < big_j:
             tops[i] = top
         else:
-            out[i] = _near_table(sigma)
+            yield i, _near_table(sigma)
     batch = sorted(tops, key=tops.__getitem__)
     lo = 0
     while lo < len(batch):
@@ -161,11 +162,10 @@ def _near_tables(sigmas: Sequence[float]) -> list[tuple[_Table, int]]:
         for r, i in enumerate(chunk):
             end = tops[i]
             big_j = _near_top(sigmas[i])[0]
-            t = _finish(big_j, j[:end + 1], w[r, :end + 1], s_hi[r, :end + 2].copy(), s_lo[r, :end + 2],
+            t = _finish(big_j, j[:end + 1], w[r, :end + 1], s_hi[r, :end + 2], s_lo[r, :end + 2],
                         v_hi[r], v_lo[r])
-            out[i] = _near_table(sigmas[i], t)
+            yield i, _near_table(sigmas[i], t)
         lo = hi
-    return out  # type: ignore[return-value]
 
 
 def _tail_sums(sigma: float, near_table: tuple[_Table, int] | None = None
@@ -270,9 +270,11 @@ class DiscreteGaussian(Mechanism):
         rows = [m for m in mechanisms if isinstance(m, DiscreteGaussian)]
         if len(rows) < len(mechanisms):
             raise TypeError("DiscreteGaussian.prvs takes discrete Gaussians only")
-        live = [m for m in rows if not m.is_blatant()]
-        tables = dict(zip(map(id, live), _near_tables([m.sigma for m in live])))
-        return [m._prv(order, tables.get(id(m))) for m in rows]
+        out = [m._prv(order) if m.is_blatant() else None for m in rows]
+        live = [i for i, m in enumerate(rows) if not m.is_blatant()]
+        for i, table in _near_tables([rows[i].sigma for i in live]):
+            out[live[i]] = rows[live[i]]._prv(order, table)
+        return out  # type: ignore[return-value]
 
     def under(self, relation: Relation) -> "DiscreteGaussian":
         """Replace-one: the integer query moves by up to 2 Delta; k records: k Delta (add/remove)

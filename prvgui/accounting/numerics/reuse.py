@@ -32,16 +32,18 @@ from .window import PreparedRow
 MAX_BYTES = 128 * 2 ** 20
 #: one discretisation larger than this share of MAX_BYTES is not kept
 MAX_SHARE = 0.25
-#: the PRVs kept (small objects, a few hundred bytes: their cdfs close over the mechanism's
-#: parameters); enough for both orders of a schedule of thousands of distinct rows
+#: the PRVs kept: at most this many (most are a few hundred bytes: their cdfs close over the
+#: mechanism's parameters; enough for both orders of a schedule of thousands of distinct rows)
+#: and this many bytes (a discrete Gaussian's holds its tail sums, 16 kB at sigma 125: Lattice.held)
 MAX_PRVS = 1 << 15
+MAX_PRV_BYTES = 256 * 2 ** 20
 
 _lock = threading.Lock()
 _prvs: OrderedDict = OrderedDict()
 _discs: OrderedDict = OrderedDict()
 #: id -> (kept discretisation, its PreparedRow or None until asked for)
 _kept: dict[int, list] = {}
-_state = {"on": True, "bytes": 0, "hits": 0, "misses": 0}
+_state = {"on": True, "bytes": 0, "hits": 0, "misses": 0, "prv_bytes": 0}
 
 
 def enabled(on: bool | None = None) -> bool:
@@ -60,14 +62,14 @@ def clear() -> None:
         _prvs.clear()
         _discs.clear()
         _kept.clear()
-        _state.update(bytes=0, hits=0, misses=0)
+        _state.update(bytes=0, hits=0, misses=0, prv_bytes=0)
 
 
 def stats() -> dict:
     """Counts for tests and benchmarks: discretisations kept, their bytes, hits and misses."""
     with _lock:
         return {"discretizations": len(_discs), "bytes": _state["bytes"], "hits": _state["hits"],
-                "misses": _state["misses"], "prvs": len(_prvs)}
+                "misses": _state["misses"], "prvs": len(_prvs), "prv_bytes": _state["prv_bytes"]}
 
 
 def _hashable(key) -> bool:
@@ -90,11 +92,30 @@ def prv_of(mechanism, order: str) -> PRV:
             return got
     prv = mechanism.prv(order)
     with _lock:
-        prv = _prvs.setdefault(key, prv)
-        _prvs.move_to_end(key)
-        while len(_prvs) > MAX_PRVS:
-            _prvs.popitem(last=False)
+        prv = _keep(key, prv)
+        _trim()
     return prv
+
+
+def _prv_bytes(prv: PRV) -> int:
+    return int(getattr(getattr(prv, "lattice", None), "held", 0)) + 512
+
+
+def _keep(key, prv: PRV) -> PRV:
+    """The PRV kept under ``key`` (``prv`` unless one is kept already), most recent (under _lock)."""
+    got = _prvs.get(key)
+    if got is None:
+        _prvs[key] = got = prv
+        _state["prv_bytes"] += _prv_bytes(prv)
+    _prvs.move_to_end(key)
+    return got
+
+
+def _trim() -> None:
+    """Let the least recently used PRVs go past MAX_PRVS or MAX_PRV_BYTES (under _lock)."""
+    while len(_prvs) > MAX_PRVS or (_state["prv_bytes"] > MAX_PRV_BYTES and len(_prvs) > 1):
+        _, old = _prvs.popitem(last=False)
+        _state["prv_bytes"] -= _prv_bytes(old)
 
 
 def prvs_of(mechanisms: Sequence, order: str) -> list[PRV]:
@@ -119,12 +140,8 @@ def prvs_of(mechanisms: Sequence, order: str) -> list[PRV]:
         with _lock:
             for i, prv in zip(idx, made):
                 key = (kind, mechanisms[i], order)
-                if _state["on"] and _hashable(key):
-                    prv = _prvs.setdefault(key, prv)
-                    _prvs.move_to_end(key)
-                out[i] = prv
-            while len(_prvs) > MAX_PRVS:
-                _prvs.popitem(last=False)
+                out[i] = _keep(key, prv) if _state["on"] and _hashable(key) else prv
+            _trim()
     return out  # type: ignore[return-value]
 
 

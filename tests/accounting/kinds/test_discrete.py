@@ -336,8 +336,9 @@ def test_tables_built_together_are_the_tables_built_alone(monkeypatch):
     from prvgui.accounting.kinds import discrete_gaussian as dg
     monkeypatch.setattr(dg, "BATCH_WEIGHTS", 4000)
     sigmas = [0.02, 0.3, 2.0, 9.5, 9.5, 10.1, 57.0, 60.0, 61.5, 140.0, 3.0e3, 7.7]
-    together = dg._near_tables(sigmas)
-    for sigma, (t, m_near) in zip(sigmas, together):
+    together = dict(dg._near_tables(sigmas))
+    assert sorted(together) == list(range(len(sigmas)))
+    for sigma, (t, m_near) in zip(sigmas, (together[i] for i in range(len(sigmas)))):
         alone, m_alone = dg._near_table(sigma)
         assert m_near == m_alone and t.z == alone.z and t.left_out == alone.left_out
         assert t.sigma2 == alone.sigma2 and np.array_equal(t.s, alone.s)

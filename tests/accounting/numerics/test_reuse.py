@@ -223,3 +223,22 @@ def test_many_prvs_are_made_a_kind_at_a_time_and_kept():
         alone = m.prv("remove")
         assert p.inf_mass == alone.inf_mass and p.mean == alone.mean
         assert np.array_equal(p.cont.cdf(xs), alone.cont.cdf(xs)) and np.array_equal(p.cont.sf(xs), alone.cont.sf(xs))
+
+
+def test_the_prvs_kept_stay_within_their_byte_budget(monkeypatch):
+    """PRVs that hold tables (discrete Gaussians: Lattice.held) count their bytes: past
+    MAX_PRV_BYTES the least recently used go, one by one or made many at a time."""
+    reuse.clear()
+    one = reuse.prv_of(mechanism_from_params("discrete_gaussian", {"sigma": 100.0}), "remove")
+    size = one.lattice.held + 512
+    assert reuse.stats()["prv_bytes"] == size and size > 8000
+    monkeypatch.setattr(reuse, "MAX_PRV_BYTES", int(3.5 * size))
+    ms = [mechanism_from_params("discrete_gaussian", {"sigma": 100.0 + 1e-9 * i}) for i in range(1, 8)]
+    reuse.prvs_of(ms[:5], "remove")
+    assert reuse.stats()["prvs"] == 3 and reuse.stats()["prv_bytes"] <= 3.5 * size
+    for m in ms[5:]:
+        reuse.prv_of(m, "remove")
+    kept = reuse.prvs_of(ms[4:], "remove")  # (the three most recent: the same objects again)
+    assert [reuse.prv_of(m, "remove") for m in ms[4:]] == kept and reuse.stats()["prvs"] == 3
+    reuse.clear()
+    assert reuse.stats()["prv_bytes"] == 0
