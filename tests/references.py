@@ -235,4 +235,10 @@ def closure_arrays(fn, seen: set | None = None) -> list:
             out.append(v)
         elif callable(v):
             out += closure_arrays(v, seen)
+        elif hasattr(type(v), "__slots__"):  # (a holder object: its arrays)
+            for name in type(v).__slots__:
+                a = getattr(v, name, None)
+                if isinstance(a, np.ndarray) and id(a) not in seen:
+                    seen.add(id(a))
+                    out.append(a)
     return out

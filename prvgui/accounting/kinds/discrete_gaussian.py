@@ -168,22 +168,44 @@ def _near_tables(sigmas: Sequence[float]) -> Iterator[tuple[int, tuple[_Table, i
         lo = hi
 
 
+class _Held:
+    """A PRV's tail sums S_m, m <= m_near (``_tail_sums``): ``release`` lets them go (many rows,
+    once discretised: Lattice.release) and the next ``near`` makes them again, the same numbers
+    (``_near_table`` is deterministic, and the tables built together are bit for bit these)."""
+
+    __slots__ = ("sigma", "m_near", "_near")
+
+    def __init__(self, sigma: float, m_near: int, near: np.ndarray) -> None:
+        self.sigma, self.m_near = sigma, m_near
+        self._near: np.ndarray | None = near
+
+    def near(self) -> np.ndarray:
+        got = self._near
+        if got is None:
+            t, m_near = _near_table(self.sigma)
+            got = self._near = t.s[:m_near + 1].copy()
+        return got
+
+    def release(self) -> None:
+        self._near = None
+
+
 def _tail_sums(sigma: float, near_table: tuple[_Table, int] | None = None
-               ) -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], tuple], int, int, _Table]:
+               ) -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], tuple], int, _Held, _Table]:
     """P(y >= m) for m >= 0 (clipped to J + 1), the kept lattice, as S_m / Z: held for m up to
     m_near (``_near_table``), beyond it from the whole table (``_table``: rebuilt when evicted,
     which only a tail cut below ~1e-34 asks for; many distinct rows hold their PRVs at once).
-    Returns (the function, Lattice.cut, m_near, the bytes they hold, the table they were built
+    Returns (the function, Lattice.cut, m_near, what they hold, the table they were built
     from); ``near_table``: ``_near_table(sigma)`` when made already."""
     t, m_near = near_table or _near_table(sigma)
     big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
-    near = t.s[:m_near + 1].copy()  # (a copy: a view would keep the whole table alive)
+    held = _Held(sigma, m_near, t.s[:m_near + 1].copy())  # (a copy: a view would keep the table alive)
     z = t.z
 
     def tail(m: np.ndarray) -> np.ndarray:
         m = np.minimum(m, big_j + 1)
         if not m.size or int(m.max()) <= m_near:
-            return near[np.minimum(m, m_near)] / z
+            return held.near()[np.minimum(m, m_near)] / z
         return _table(sigma).s[m] / z
 
     def cut(taus: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -192,12 +214,13 @@ def _tail_sums(sigma: float, near_table: tuple[_Table, int] | None = None
         # 0 (1 - S_1 / Z >= 1/2) as long as tau < 1/2; and m >= 1 there, as S_0 / Z =
         # (1 + w_0 / Z) / 2. The same quotients as ``tail``'s.
         taus = np.asarray(taus, dtype=float)
+        near = held.near()
         m = np.searchsorted(-(near / z), -taus, side="left")
         far = m == near.size
         if far.any():
             m[far] = np.searchsorted(-(_table(sigma).s / z), -taus[far], side="left")
         return -m, m - 1, (m >= 1) & (m <= big_j + 1) & (taus <= 0.5)
-    return tail, cut, m_near, near.nbytes, t
+    return tail, cut, m_near, held, t
 
 
 def discrete_gaussian_lattice(sigma: float, sensitivity: int, near_table: tuple[_Table, int] | None = None
@@ -223,7 +246,7 @@ def discrete_gaussian_lattice(sigma: float, sensitivity: int, near_table: tuple[
     b = sensitivity / (sigma * sigma)
     # (cdf(y) reads S_{|y|}, sf(y) S_{y + 1}: both held for |y| < m_near)
     quick = (-min(m_near - 1, big_j), min(m_near - 1, big_j))
-    return Lattice(a, b, -big_j, big_j, pmf, cdf, sf, 1.0, quick, held, cut), t
+    return Lattice(a, b, -big_j, big_j, pmf, cdf, sf, 1.0, quick, (m_near + 1) * 8, cut, held.release), t
 
 
 @dataclass(frozen=True, slots=True)

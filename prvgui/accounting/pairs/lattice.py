@@ -134,6 +134,9 @@ class Lattice:
     #: with cdf(i) <= tau and the smallest i with sf(i) <= tau, read from the kind's tables
     #: (discretize.py then needs no tail scan), where ``ok``; None when the kind has no tables
     cut: Callable[[Array], tuple[Array, Array, Array]] | None = None
+    #: release() lets the arrays the functions hold go (``held`` bytes), made again when next
+    #: asked for, the same numbers (pipeline.discretize_many, for many rows once discretised)
+    release: Callable[[], None] | None = None
 
     def values(self, i: Array | int) -> Array:
         return self.origin + self.step * np.asarray(i, dtype=float)

@@ -1,6 +1,7 @@
 """Many distinct rows composed in groups (tree.py), against closed forms and the one-window
 composition: the certified bracket still holds the exact value, and the grouped and the flat
 compositions agree within their stated errors."""
+import dataclasses
 import math
 
 import numpy as np
@@ -222,3 +223,37 @@ def test_consumed_rows_are_let_go_and_compose_the_same(monkeypatch):
     # (every row composed in a group is let go before the top; the rest are the top's rows)
     assert rows == [] and seen[0] == 0 and seen[-1] == len(gone) - len(gone) % tree.FAN_IN
     assert np.array_equal(got.pmf, kept.pmf) and got.err_abs == kept.err_abs and got.n_start == kept.n_start
+
+
+def test_many_rows_let_their_tables_go_and_make_them_again_the_same(monkeypatch):
+    """Past RELEASE_BYTES of tables, many discrete Gaussians' PRVs let them go as each is
+    discretised (pipeline.discretize_many); the rows are those made with the tables kept, a
+    second discretisation (the tables made again) gives them again, and so does the bracket."""
+    from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+    from prvgui.accounting.numerics import pipeline, reuse
+    rng = np.random.default_rng(11)
+    mechs = [DiscreteGaussian(float(s)) for s in rng.uniform(20.0, 60.0, tree.TREE_ALWAYS + 20)]
+    plan = pipeline.make_plan(0.01, 1.0, len(mechs), 1e-9, len(mechs))
+
+    def rows(release_bytes):
+        monkeypatch.setattr(pipeline, "RELEASE_BYTES", release_bytes)
+        reuse.clear()
+        prvs = [(p, 1) for p in reuse.prvs_of(mechs, "remove")]
+        return prvs, pipeline.discretize_many(prvs, plan, 1 << 24)
+    prvs, kept = rows(1 << 40)
+    assert all(p.lattice.release.__self__._near is not None for p, _ in prvs)
+    prvs, let_go = rows(0)
+    assert all(p.lattice.release.__self__._near is None for p, _ in prvs)
+    again = pipeline.discretize_many(prvs, plan, 1 << 24)
+    def same(x, y) -> bool:
+        return np.array_equal(x, y) if isinstance(x, np.ndarray) or isinstance(y, np.ndarray) else x == y
+    for (a, _), (b, _), (c, _) in zip(kept, let_go, again):
+        for d in (b, c):
+            assert np.array_equal(a.idx, d.idx) and np.array_equal(a.vals, d.vals)
+            assert all(same(getattr(a.stub, f.name), getattr(d.stub, f.name)) for f in dataclasses.fields(a.stub))
+    monkeypatch.setattr(pipeline, "RELEASE_BYTES", 0)
+    reuse.clear()
+    low = Accountant([Row(m, 1) for m in mechs], 0.01).epsilon(1e-6)
+    monkeypatch.setattr(pipeline, "RELEASE_BYTES", 1 << 40)
+    reuse.clear()
+    assert Accountant([Row(m, 1) for m in mechs], 0.01).epsilon(1e-6) == low
