@@ -203,7 +203,7 @@ def discretize_many(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
     # (so many distinct rows are not kept for reuse: they would only push each other out; and
     # when their PRVs' tables are more than RELEASE_BYTES, each lets its tables go once
     # discretised, made again if asked for)
-    let_go = many and sum(_held(prv) for prv, _ in prvs) > RELEASE_BYTES
+    let_go = lets_go(prvs)
     return _discretized(prvs, plan, n_max, cancel, progress, discretize_packed if many else discretized,
                         let_go)
 
@@ -215,8 +215,14 @@ def discretize_many(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
 RELEASE_BYTES = 128 * 2 ** 20
 
 
-def _held(prv: PRV) -> int:
+def table_bytes(prv: PRV) -> int:
+    """The bytes a PRV's functions hold in tables (Lattice.held), which Lattice.release lets go."""
     return int(getattr(getattr(prv, "lattice", None), "held", 0))
+
+
+def lets_go(prvs: Sequence[tuple[PRV, int]]) -> bool:
+    """Whether discretize_many lets these rows' tables go as it goes (RELEASE_BYTES)."""
+    return len(prvs) >= TREE_ALWAYS and sum(table_bytes(prv) for prv, _ in prvs) > RELEASE_BYTES
 
 
 def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[..., R],

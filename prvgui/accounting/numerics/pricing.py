@@ -62,7 +62,7 @@ from .compose import BAND_FRACTION, BAND_N_MAX, fft_len
 from .discretize import DiscretePRV, discretize
 from ..core.errors import GridTooLarge
 from ..core.cost import ZERO, Cost
-from .pipeline import Plan, coarsened, make_plan
+from .pipeline import Plan, coarsened, lets_go, make_plan, table_bytes
 from .pricing_many import PACKED_BYTES, price as price_many, sample_indices
 from .tree import TREE_ALWAYS
 from ..pairs.prv import PRV
@@ -304,10 +304,12 @@ class CostModel:
         #: (order, delta) -> Chernoff's lambda on the coarse rows and their stacked block summaries
         self._lambdas: dict[tuple[str, float], tuple] = {}
 
-    def held(self) -> float:
-        """Bytes the rows' PRVs hold while the query runs (every order's, made before it):
-        ``prv_bytes`` of each."""
-        return float(sum(prv_bytes(prv) for prvs in self.orders.values() for prv, _ in prvs))
+    def held(self, during: bool = False) -> float:
+        """Bytes the rows' PRVs hold before the query's first discretisation (every order's, made
+        before it): ``prv_bytes`` of each; ``during``: beside each step's peak, without the tables
+        of the orders whose many rows let them go once discretised (pipeline.lets_go)."""
+        return float(sum(prv_bytes(prv) - (table_bytes(prv) if during and lets_go(prvs) else 0)
+                         for prvs in self.orders.values() for prv, _ in prvs))
 
     def picture(self, order: str) -> _Order:
         if order not in self._pictures:

@@ -40,8 +40,10 @@ from .window import choose_window
 #: rows pictured when there are TREE_ALWAYS or more
 SAMPLE_ROWS = 64
 #: seconds per row beside its cells: its group's window (cumulants on window.ONCE_BLOCKS
-#: blocks), packing and unpacking, its share of a group's composition and read-out
-ROW_S = 0.35e-3
+#: blocks), packing and unpacking, its share of a group's composition and read-out (measured on
+#: 10^4 distinct discrete Gaussians: 0.08 ms the window from a warm start, 0.05 the read-out,
+#: 0.04 the band test, 0.03 unpacking, 0.02 the row's group as a row, the rest bookkeeping)
+ROW_S = 0.25e-3
 #: bytes per nonzero cell of a packed row (an int32 index and a float64 mass)
 PACKED_BYTES = 12
 #: seconds per point of a group's window and row: a short transform (tens of thousands of

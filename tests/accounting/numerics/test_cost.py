@@ -259,7 +259,26 @@ def test_the_estimate_holds_the_rows_prvs():
         assert prv_bytes(prv) >= held > 4000
     model = CostModel({o: acc._order_prvs(o) for o in acc.orders}, 0.01, acc.n_max)
     assert model.held() == pytest.approx(sum(prv_bytes(p) for p, _ in prvs))
+    assert model.held(during=True) == model.held()  # (600 rows' tables: under RELEASE_BYTES)
     assert acc.cost(delta=1e-6).bytes > model.held()
+
+
+def test_the_estimate_lets_many_rows_tables_go_as_the_query_does(monkeypatch):
+    """Past RELEASE_BYTES of tables the rows let them go once discretised: beside the steps'
+    peak the estimate holds the PRVs without their tables, and never less than all of them."""
+    from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+    from prvgui.accounting.numerics import pipeline
+    from prvgui.accounting.numerics.pricing import CostModel, prv_bytes
+    rng = np.random.default_rng(2)
+    rows = [Row(DiscreteGaussian(float(s)), 1) for s in rng.uniform(50, 200, 600)]
+    acc = Accountant(rows, 0.01)
+    prvs = acc._order_prvs(acc.orders[0])
+    model = CostModel({o: acc._order_prvs(o) for o in acc.orders}, 0.01, acc.n_max)
+    kept = acc.cost(delta=1e-6).bytes
+    monkeypatch.setattr(pipeline, "RELEASE_BYTES", 1000)
+    tables = sum(p.lattice.held for p, _ in prvs)
+    assert model.held(during=True) == pytest.approx(sum(prv_bytes(p) for p, _ in prvs) - tables)
+    assert model.held() <= acc.cost(delta=1e-6).bytes <= kept - tables * 0.99
 
 
 def test_the_top_of_the_tree_composes_the_rows_left_on_each_level(monkeypatch):
