@@ -34,7 +34,7 @@ MAX_BYTES = 128 * 2 ** 20
 MAX_SHARE = 0.25
 #: the PRVs kept: at most this many (most are a few hundred bytes: their cdfs close over the
 #: mechanism's parameters; enough for both orders of a schedule of thousands of distinct rows)
-#: and this many bytes (a discrete Gaussian's holds its tail sums, 16 kB at sigma 125: Lattice.held)
+#: and this many bytes (a discrete Gaussian's holds its tail sums, 12.6 kB at sigma 125: Lattice.held)
 MAX_PRVS = 1 << 15
 MAX_PRV_BYTES = 256 * 2 ** 20
 
