@@ -50,7 +50,7 @@ from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupl
 from .profile import CertifiedProfile
 from ..pairs.prv import PRV
 from .packed import Row, discretize_packed, stub
-from .reuse import discretized
+from .reuse import discretized, table_bytes
 from .tree import TREE_ALWAYS
 
 #: distinct rows from which make_plan may take class_plan's tiers; their share of a draw's
@@ -213,11 +213,6 @@ def discretize_many(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
 #: hold 0.25 GB of them, which the composition would otherwise carry to its end. Below it they
 #: are kept for the next query (10^4 discrete Gaussians: 0.13 GB, a second for the tables)
 RELEASE_BYTES = 128 * 2 ** 20
-
-
-def table_bytes(prv: PRV) -> int:
-    """The bytes a PRV's functions hold in tables (Lattice.held), which Lattice.release lets go."""
-    return int(getattr(getattr(prv, "lattice", None), "held", 0))
 
 
 def lets_go(prvs: Sequence[tuple[PRV, int]]) -> bool:

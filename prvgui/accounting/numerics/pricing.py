@@ -62,7 +62,8 @@ from .compose import BAND_FRACTION, BAND_N_MAX, fft_len
 from .discretize import DiscretePRV, discretize
 from ..core.errors import GridTooLarge
 from ..core.cost import ZERO, Cost
-from .pipeline import Plan, coarsened, lets_go, make_plan, table_bytes
+from .pipeline import Plan, coarsened, lets_go, make_plan
+from .reuse import table_bytes
 from .pricing_many import PACKED_BYTES, price as price_many, sample_indices
 from .tree import TREE_ALWAYS
 from ..pairs.prv import PRV

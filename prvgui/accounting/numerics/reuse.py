@@ -97,8 +97,13 @@ def prv_of(mechanism, order: str) -> PRV:
     return prv
 
 
+def table_bytes(prv: PRV) -> int:
+    """The bytes a PRV's functions hold in tables (Lattice.held), which Lattice.release lets go."""
+    return int(getattr(getattr(prv, "lattice", None), "held", 0))
+
+
 def _prv_bytes(prv: PRV) -> int:
-    return int(getattr(getattr(prv, "lattice", None), "held", 0)) + 512
+    return table_bytes(prv) + 512
 
 
 def _keep(key, prv: PRV) -> PRV:
