@@ -165,15 +165,21 @@ def choose_window(rows: Sequence[tuple[PreparedRow, float]], mass: float,
             start = int(coarse[int(np.argmin(g(coarse)))])
         best, hint[negative] = _descend(g, start)
         ends.append(best)
-    lo_all = sum(k * r.lowest for r, k in rows)
-    hi_all = sum(k * r.highest for r, k in rows)
-    hi, lo, err = ends[0], -ends[1], 0.0
+    return _within_support(-ends[1], ends[0], sum(k * r.lowest for r, k in rows),
+                           sum(k * r.highest for r, k in rows), mass)
+
+
+def _within_support(lo: float, hi: float, lo_all: float, hi_all: float, mass: float
+                    ) -> tuple[float, float, float]:
+    """The Chernoff ends [lo, hi], each clipped to the support's [lo_all, hi_all] (where it then
+    leaves nothing out), and the mass outside: mass / 2 for each end that was not clipped."""
+    err = 0.0
     if hi >= hi_all:
-        hi = float(hi_all)
+        hi = hi_all
     else:
         err += mass / 2
     if lo <= lo_all:
-        lo = float(lo_all)
+        lo = lo_all
     else:
         err += mass / 2
     return float(lo), float(hi), err
@@ -242,14 +248,5 @@ def choose_windows(fixed: Sequence[tuple[PreparedRow, float]], row: PreparedRow 
         if not active[i]:
             out.append((0.0, 0.0, 0.0))
             continue
-        h_i, l_i, err = float(hi[i]), float(lo[i]), 0.0
-        if h_i >= hi_all[i]:
-            h_i = float(hi_all[i])
-        else:
-            err += mass / 2
-        if l_i <= lo_all[i]:
-            l_i = float(lo_all[i])
-        else:
-            err += mass / 2
-        out.append((l_i, h_i, err))
+        out.append(_within_support(float(lo[i]), float(hi[i]), float(lo_all[i]), float(hi_all[i]), mass))
     return out
