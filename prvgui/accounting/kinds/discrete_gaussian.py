@@ -40,7 +40,8 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..pairs.lattice import (E_MAX, Lattice, dd_add, exp_neg_quotient, lattice_prv, mass_bound_up, suffix_sums,
+from ..pairs.lattice import (E_MAX, KEEP_BYTES, Lattice, dd_add, exp_neg_quotient, lattice_prv, mass_bound_up,
+                             suffix_sums,
                        two_prod)
 from ..pairs.prv import PRV, point_mass
 from .base import BLATANT_LOSS, INTEGER_SENSITIVITY, Mechanism, Param, Search, group_factor, param
@@ -266,8 +267,12 @@ class DiscreteGaussian(Mechanism):
     @property
     def a(self) -> float:
         """The loss at y = 0, Delta^2 / (2 sigma^2) = E[Y] (inf when sigma^2 underflows)."""
-        with np.errstate(over="ignore", divide="ignore"):
-            return float(np.float64(self.sensitivity) ** 2 / (2.0 * np.float64(self.sigma) ** 2))
+        # (Python floats, the same operations as numpy's: its errstate cost 9 us a call, and
+        # many rows call this five times each)
+        try:
+            return float(self.sensitivity) ** 2 / (2.0 * float(self.sigma) ** 2)
+        except (OverflowError, ZeroDivisionError):
+            return math.inf
 
     def is_blatant(self) -> bool:
         """No noise to speak of: the loss at y = 0 is above BLATANT_LOSS (sigma below ~1e-6 per
@@ -294,8 +299,14 @@ class DiscreteGaussian(Mechanism):
             raise TypeError("DiscreteGaussian.prvs takes discrete Gaussians only")
         out = [m._prv(order) if m.is_blatant() else None for m in rows]
         live = [i for i, m in enumerate(rows) if not m.is_blatant()]
+        held = 0
         for i, table in _near_tables([rows[i].sigma for i in live]):
-            out[live[i]] = rows[live[i]]._prv(order, table)
+            prv = out[live[i]] = rows[live[i]]._prv(order, table)
+            lat = getattr(prv, "lattice", None)
+            if lat is not None and lat.release is not None:
+                held += lat.held
+                if held > KEEP_BYTES:  # (past it, each PRV's tables are made when discretised)
+                    lat.release()
         return out  # type: ignore[return-value]
 
     def under(self, relation: Relation) -> "DiscreteGaussian":

@@ -10,6 +10,7 @@ certificate needs) and the masses at their indices; ``dense`` gives back the ver
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 
@@ -34,10 +35,33 @@ class PackedRow:
         return self.stub.inf_mass
 
 
-Row = DiscretePRV | PackedRow
+@dataclass(frozen=True, slots=True)
+class LazyRow:
+    """A discretised row held as what the composition needs before its cells (streaming, in
+    pipeline.discretize_many): its certificate fields (``stub``, without the tails' cell
+    indices), its number of cells, a block summary for choosing a tilt (window.cgf_blocks), and
+    ``remake``, which discretises it again when its group takes it: the same cells, as
+    discretisation is deterministic (``dense`` checks the fields the certificate read)."""
+
+    stub: DiscretePRV
+    cells: int
+    blocks: tuple[np.ndarray, np.ndarray, float] | None
+    remake: Callable[[], "DiscretePRV | PackedRow"]
+
+    @property
+    def inf_mass(self) -> float:
+        return self.stub.inf_mass
 
 
-def _packed(d: DiscretePRV, nz: np.ndarray, mass: np.ndarray, size: int) -> Row:
+Row = DiscretePRV | PackedRow | LazyRow
+
+
+def lazy(d: "DiscretePRV | PackedRow", blocks, remake: Callable[[], "DiscretePRV | PackedRow"]) -> LazyRow:
+    """``d`` as a LazyRow (its cells let go; ``blocks`` its summary, ``remake`` makes it again)."""
+    return LazyRow(replace(stub(d), sparse=None), cells(d), blocks, remake)
+
+
+def _packed(d: DiscretePRV, nz: np.ndarray, mass: np.ndarray, size: int) -> DiscretePRV | PackedRow:
     """The row whose ``size`` cells hold ``mass`` at ``nz`` (its other fields ``d``'s): packed when
     at most PACK_DENSITY of its cells hold mass, else with its array of cells."""
     if nz.size > PACK_DENSITY * size:
@@ -49,26 +73,45 @@ def _packed(d: DiscretePRV, nz: np.ndarray, mass: np.ndarray, size: int) -> Row:
     return PackedRow(replace(d, pmf=_EMPTY), nz.astype(np.int32) if size < 2 ** 31 else nz, mass, size)
 
 
-def pack(d: DiscretePRV) -> Row:
+def pack(d: DiscretePRV) -> DiscretePRV | PackedRow:
     """The row packed when at most PACK_DENSITY of its cells hold mass, else itself."""
     nz = np.flatnonzero(d.pmf)
     return _packed(d, nz, d.pmf[nz], int(d.pmf.size))
 
 
 def discretize_packed(prv, h: float, tau: float, max_cells: int = 2 ** 26, coarse=(0.0, 1),
-                      progress=None, tiers=()) -> Row:
+                      progress=None, tiers=()) -> DiscretePRV | PackedRow:
     """discretize.discretize packed as ``pack`` would, without making the array of every cell
     first."""
     return _packed(*discretize_cells(prv, h, tau, max_cells, coarse, progress, tiers))
 
 
 def dense(d: Row) -> DiscretePRV:
-    """The row with its array of cells (the same values as before packing)."""
+    """The row with its array of cells (the same values as before packing; a lazy row made
+    again)."""
     if isinstance(d, DiscretePRV):
         return d
+    if isinstance(d, LazyRow):
+        return dense(_remade(d))
     pmf = np.zeros(d.cells)
     pmf[d.idx] = d.vals
     return replace(d.stub, pmf=pmf)
+
+
+def _remade(d: LazyRow) -> "DiscretePRV | PackedRow":
+    """The lazy row made again, checked against the fields the certificate was given: a row
+    that came out different would be composed under another row's error terms."""
+    got = d.remake()
+    if cells(got) != d.cells or _fields(stub(got)) != _fields(d.stub):
+        raise RuntimeError("a streamed row was discretised again with other cells than the first "
+                           "time; the composition is refused (please report this)")
+    return got
+
+
+def _fields(s: DiscretePRV) -> tuple:
+    """Every field of a row but its masses and its tails' cell indices."""
+    return (s.start, s.h, s.shift, s.inf_mass, s.tail_prob, s.bias, s.coarse_prob, s.coarse_half, s.fine,
+            s.centre, s.mass_rel, s.spread, s.width_max, s.classes)
 
 
 def stub(d: Row) -> DiscretePRV:

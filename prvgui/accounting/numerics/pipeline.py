@@ -49,9 +49,10 @@ from ..core.errors import Cancelled, GridTooLarge, grid_exhausted
 from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupling_failure
 from .profile import CertifiedProfile
 from ..pairs.prv import PRV
-from .packed import Row, discretize_packed, stub
+from .packed import LazyRow, PackedRow, Row, discretize_packed, lazy, stub
 from .reuse import discretized, table_bytes
-from .tree import TREE_ALWAYS
+from .tree import TREE_ALWAYS, band_counts
+from .window import cgf_blocks
 
 #: distinct rows from which make_plan may take class_plan's tiers; their share of a draw's
 #: inner term at the planned theta, and how many (widths 3, 9, ..., 3^CLASS_TIERS)
@@ -190,22 +191,63 @@ def discretize_rows(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
     """Each row's PRV on the plan's mesh (counts kept); ``progress`` hears the fraction of
     rows done (within a row, of its cdf evaluations). A row discretised on the same mesh
     before is reused (reuse.py)."""
-    return _discretized(prvs, plan, n_max, cancel, progress, discretized)
+    return _discretized(prvs, plan, n_max, cancel, progress, discretized)  # type: ignore[return-value]
 
 
 def discretize_many(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
                     cancel: Callable[[], bool] | None = None,
-                    progress: Callable[[float], None] | None = None) -> list[tuple[Row, int]]:
+                    progress: Callable[[float], None] | None = None,
+                    stream_bytes: int | None = None) -> list[tuple[Row, int]]:
     """``discretize_rows``, each row made as its nonzero cells (packed.discretize_packed)
     when there are as many rows as tree.py always groups (tree.compose_many,
-    tilt.compose_tilted and ``certify`` take them so)."""
+    tilt.compose_tilted and ``certify`` take them so).
+
+    Streaming: once such rows' cells hold more than ``stream_bytes`` (STREAM_BYTES), and they
+    will be composed in groups (not tree.band_counts), every row is kept as a packed.LazyRow:
+    its certificate fields and a block summary, its cells made again when its group takes it.
+    Memory then grows by a few kB a row (its PRV, its fields), not by its cells; the price is
+    a second discretisation of every row."""
     many = len(prvs) >= TREE_ALWAYS
     # (so many distinct rows are not kept for reuse: they would only push each other out; and
     # when their PRVs' tables are more than RELEASE_BYTES, each lets its tables go once
     # discretised, made again if asked for)
     let_go = lets_go(prvs)
+    if stream_bytes is None:
+        stream_bytes = STREAM_BYTES
+    stream = many and not band_counts(prvs)
     return _discretized(prvs, plan, n_max, cancel, progress, discretize_packed if many else discretized,
-                        let_go)
+                        let_go, stream_bytes if stream else None)
+
+
+#: many rows whose cells hold more than this are streamed (discretize_many): 2 x 10^4 discrete
+#: Gaussians hold about 0.26 GB of cells at delta 1e-10, 1000 distinct DP-SGD steps 0.2 GB
+STREAM_BYTES = 320 * 2 ** 20
+#: the blocks a streamed row's summary has (tilt.py steers its lambda with them: 1 kB a row)
+LAZY_BLOCKS = 64
+
+
+def row_bytes(d: Row) -> int:
+    """The bytes a row's cells take (its arrays; none for a streamed row)."""
+    if isinstance(d, LazyRow):
+        return 0
+    arrays = (d.pmf, d.sparse) if isinstance(d, DiscretePRV) else (d.idx, d.vals, d.stub.sparse)
+    return sum(a.nbytes for a in arrays if a is not None)
+
+
+def _lazy(prv: PRV, d: Row, plan: Plan, n_max: int, let_go: bool) -> LazyRow:
+    """``d``, the row of ``prv`` on the plan's mesh, as a LazyRow that makes it again."""
+    if isinstance(d, LazyRow):
+        return d
+    tau, coarse, tiers, h = plan.tau(prv), plan.coarse, plan.tiers, plan.h
+
+    def remake() -> DiscretePRV | PackedRow:
+        got = discretize_packed(prv, h, tau, n_max, coarse, None, tiers)
+        release = getattr(getattr(prv, "lattice", None), "release", None) if let_go else None
+        if release is not None:
+            release()
+        return got
+    blocks = cgf_blocks(d, LAZY_BLOCKS)
+    return lazy(d, blocks if blocks[0].size else None, remake)
 
 
 #: many rows' PRVs holding more than this in tables (Lattice.held: a discrete Gaussian's tail
@@ -220,18 +262,28 @@ def lets_go(prvs: Sequence[tuple[PRV, int]]) -> bool:
     return len(prvs) >= TREE_ALWAYS and sum(table_bytes(prv) for prv, _ in prvs) > RELEASE_BYTES
 
 
-def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[..., R],
-                 let_go: bool = False) -> list[tuple[R, int]]:
-    out = []
+def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[..., Row],
+                 let_go: bool = False, stream_bytes: int | None = None) -> list[tuple[Row, int]]:
+    """Each row made by ``make``; with ``stream_bytes``, once the rows' cells hold more than
+    that, every row so far and from then on as a LazyRow (discretize_many)."""
+    out: list[tuple[Row, int]] = []
+    held = 0
     for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(prvs)))
         d = make(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers)
-        out.append((d, k))
         release = getattr(getattr(prv, "lattice", None), "release", None) if let_go else None
         if release is not None:
             release()
+        if stream_bytes is not None:
+            if held <= stream_bytes:
+                held += row_bytes(d)
+                if held > stream_bytes:  # (from here on every row is streamed)
+                    out = [(_lazy(p, r, plan, n_max, let_go), c) for (p, _), (r, c) in zip(prvs, out)]
+            if held > stream_bytes:
+                d = _lazy(prv, d, plan, n_max, let_go)
+        out.append((d, k))
     return out
 
 

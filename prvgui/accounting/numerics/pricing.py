@@ -66,6 +66,7 @@ from .pipeline import Plan, coarsened, lets_go, make_plan
 from .reuse import table_bytes
 from .pricing_many import PACKED_BYTES, price as price_many, sample_indices
 from .tree import TREE_ALWAYS
+from ..pairs.lattice import KEEP_BYTES
 from ..pairs.prv import PRV
 from .tilt import AGG_REL, cgf_and_mean, stacked_blocks, choose_lambda_for_delta, tilt_row, tilted_window_mass
 from .window import PreparedRow, choose_window
@@ -307,10 +308,15 @@ class CostModel:
 
     def held(self, during: bool = False) -> float:
         """Bytes the rows' PRVs hold before the query's first discretisation (every order's, made
-        before it): ``prv_bytes`` of each; ``during``: beside each step's peak, without the tables
-        of the orders whose many rows let them go once discretised (pipeline.lets_go)."""
-        return float(sum(prv_bytes(prv) - (table_bytes(prv) if during and lets_go(prvs) else 0)
-                         for prvs in self.orders.values() for prv, _ in prvs))
+        before it): ``prv_bytes`` of each, their tables at most KEEP_BYTES an order (the kind lets
+        those past it go: lattice.KEEP_BYTES); ``during``: beside each step's peak, without the
+        tables of the orders whose many rows let them go once discretised (pipeline.lets_go)."""
+        total = 0.0
+        for prvs in self.orders.values():
+            tables = sum(table_bytes(prv) for prv, _ in prvs)
+            kept = 0.0 if during and lets_go(prvs) else min(tables, KEEP_BYTES)
+            total += sum(prv_bytes(prv) for prv, _ in prvs) - tables + kept
+        return total
 
     def picture(self, order: str) -> _Order:
         if order not in self._pictures:

@@ -14,6 +14,8 @@ row would cost about as much as the work. What the sample gives:
   the whole window's length;
 * memory: the rows held as their nonzero cells (about one per cell edge, at most one per
   lattice point, 12 bytes each: index and mass; so many distinct rows are not kept for reuse),
+  or, past pipeline.STREAM_BYTES of them, streamed (a few kB a row, and a second
+  discretisation),
   a few groups' dense rows, the top's rows and a batch of their transforms. The rows' PRVs,
   made before the estimate and held throughout, are added once to the whole query's
   (pricing.prv_bytes: a discrete Gaussian's holds part of its lattice's tail sums, ~14 kB at
@@ -33,6 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from .compose import BATCH_ROWS, fft_len
+from . import pipeline
 from ..core.errors import GridTooLarge
 from .tree import FAN_IN, TREE_ALWAYS, band_counts
 from .window import choose_window
@@ -46,6 +49,8 @@ SAMPLE_ROWS = 64
 ROW_S = 0.25e-3
 #: bytes per nonzero cell of a packed row (an int32 index and a float64 mass)
 PACKED_BYTES = 12
+#: bytes a streamed row holds (packed.LazyRow: its certificate fields, 64 blocks' summary)
+LAZY_ROW_BYTES = 3000
 #: seconds per point of a group's window and row: a short transform (tens of thousands of
 #: points: 10 to 12 ns a point against the long ones' 30 to 50), the product, the group's share
 #: of its inverse transform (measured: 1000 distinct DP-SGD steps, groups of 65k points: 1.8 s);
@@ -117,6 +122,9 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
     top = top_rows(live)
     seconds += top * (TOP_POINT_S * long_ + power) * n + irfft_s * n
     packed = weight * PACKED_BYTES * sum(min(r.nonzero(plan), c) for r, c in zip(rows, cells))
+    if packed > pipeline.STREAM_BYTES:  # (streamed: pipeline.discretize_many; every row discretised twice)
+        seconds += weight * sum(disc_edge_s * e + disc_cell_s * c for e, c in zip(edges, cells))
+        packed = pipeline.STREAM_BYTES + live * LAZY_ROW_BYTES
     dense = 8.0 * FAN_IN * group * (1 + math.log(max(live, 2), FAN_IN))  # a group per level
     # the top's rows (about half the window each), a batch of their transforms (BATCH_ROWS rows
     # and spectra) and the product

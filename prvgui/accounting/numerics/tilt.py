@@ -45,7 +45,7 @@ import numpy as np
 
 from .compose import Composed
 from .discretize import DiscretePRV
-from .packed import Row, dense
+from .packed import LazyRow, Row, dense
 from .tree import compose_many
 from .window import cgf_blocks
 
@@ -81,8 +81,7 @@ _LAM_LO = 1e-4
 def stacked_blocks(rows: Sequence[tuple[Row, int]]):
     """Every row's block summary in one array (log masses, values, count per block) and the
     first block of each row, so that one pass evaluates the whole composition."""
-    parts = [(cgf_blocks(d, STEER_BLOCKS), k) for d, k in ((dense(r), k) for r, k in rows)
-             if k > 0 and d.pmf.any()]
+    parts = [(b, k) for b, k in ((_summary(r, STEER_BLOCKS), k) for r, k in rows if k > 0) if b is not None]
     if not parts:
         return None
     logp = np.concatenate([b[0] for b, _ in parts])
@@ -90,6 +89,15 @@ def stacked_blocks(rows: Sequence[tuple[Row, int]]):
     sizes = np.array([b[0].size for b, _ in parts])
     k = np.array([float(k) for _, k in parts])
     return logp, y, np.concatenate([[0], np.cumsum(sizes)[:-1]]), k
+
+
+def _summary(r: Row, blocks: int) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The row's cgf_blocks (None: no finite mass); a streamed row's own summary, kept when it
+    was first discretised (pipeline.LAZY_BLOCKS blocks), so that it is not made again here."""
+    if isinstance(r, LazyRow):
+        return r.blocks
+    d = dense(r)
+    return cgf_blocks(d, blocks) if d.pmf.any() else None
 
 
 def cgf_and_mean(stacked, lam: float) -> tuple[float, float]:
@@ -160,7 +168,10 @@ def choose_lambda(rows: Sequence[tuple[Row, int]], target: float) -> float | Non
     inside a bracket that bisection in log lambda narrows when a step would leave it: 3 to 5
     passes over the cells (two at the bracket's ends) where bisection took 32 (each pass over millions of cells at a tiny
     delta). Any lambda is valid; this one only makes the bracket tight."""
-    cells = [(_cells(d), k) for d, k in ((dense(r), k) for r, k in rows) if k > 0 and d.pmf.any()]
+    # (streamed rows stand in by their block summaries: holding every row's cells at once is
+    # what streaming avoids; the block means steer lambda less closely, which only widens)
+    cells = [(c, k) for c, k in ((r.blocks if isinstance(r, LazyRow) else _cells(dense(r)), k)
+                                 for r, k in rows if k > 0) if c is not None and c[0].size]
     if not cells or not math.isfinite(target):
         return None
     mean, var = _tilted_moments(cells, LAMBDA_MIN)
@@ -171,7 +182,7 @@ def choose_lambda(rows: Sequence[tuple[Row, int]], target: float) -> float | Non
     lo, hi = math.log(LAMBDA_MIN), math.log(LAMBDA_MAX)  # mean(e^lo) < target < mean(e^hi)
     # the first step from the rows' block summaries (2048 blocks a row): their tilted mean
     # follows the exact one closely enough to start Newton's steps near the answer
-    blocks = [(cgf_blocks(d), k) for d, k in ((dense(r), k) for r, k in rows) if k > 0 and d.pmf.any()]
+    blocks = [(b, k) for b, k in ((_summary(r, 2048), k) for r, k in rows if k > 0) if b is not None]
     a, b = lo, hi
     for _ in range(40):
         mid = 0.5 * (a + b)

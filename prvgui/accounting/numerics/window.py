@@ -11,12 +11,15 @@ from typing import Sequence
 
 import numpy as np
 
-from .discretize import DiscretePRV
-from .packed import Row, cells, dense, stub
+from .packed import PackedRow, Row, cells, dense, stub
 
 
-def cgf_blocks(d: DiscretePRV, blocks: int = 2048) -> tuple[np.ndarray, np.ndarray, float]:
-    """(log P_b, m_b, w) of ``_cgf_bounds``: block masses, block means and the half-width."""
+def cgf_blocks(d: Row, blocks: int = 2048) -> tuple[np.ndarray, np.ndarray, float]:
+    """(log P_b, m_b, w) of ``_cgf_bounds``: block masses, block means and the half-width (of a
+    packed row from its nonzero cells, without its array of cells)."""
+    if isinstance(d, PackedRow):
+        return _packed_blocks(d, blocks)
+    d = dense(d)
     n = d.pmf.size
     size = max(1, -(-n // blocks))
     full = n // size  # whole blocks; the last, partial one is padded on its own
@@ -36,6 +39,21 @@ def cgf_blocks(d: DiscretePRV, blocks: int = 2048) -> tuple[np.ndarray, np.ndarr
     centres = (d.start + np.arange(p.size) * size + mloc) * d.h + d.shift
     keep = p > 0
     return logp[keep], centres[keep], (size - 1) * d.h
+
+
+def _packed_blocks(d: PackedRow, blocks: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """cgf_blocks of a packed row, the blocks' sums taken over its nonzero cells."""
+    size = max(1, -(-d.cells // blocks))
+    b = d.idx // size
+    count = -(-d.cells // size)
+    p = np.bincount(b, d.vals, minlength=count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mloc = np.where(p > 0, np.bincount(b, d.vals * (d.idx - b * size), minlength=count) / p, 0.0)
+        logp = np.log(p)
+    s = d.stub
+    centres = (s.start + np.arange(count) * size + mloc) * s.h + s.shift
+    keep = p > 0
+    return logp[keep], centres[keep], (size - 1) * s.h
 
 
 def _cgf_bounds(blocks: tuple[np.ndarray, np.ndarray, float], lams: np.ndarray) -> np.ndarray:

@@ -281,6 +281,48 @@ def test_the_estimate_lets_many_rows_tables_go_as_the_query_does(monkeypatch):
     assert model.held() <= acc.cost(delta=1e-6).bytes <= kept - tables * 0.99
 
 
+def test_the_estimate_streams_many_rows_as_the_query_does(monkeypatch):
+    """Past pipeline.STREAM_BYTES of cells many rows are streamed (discretised twice, held as a
+    few kB each): the estimate takes longer and holds less, and the query does stream."""
+    from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+    from prvgui.accounting.numerics import pipeline
+    from prvgui.accounting.numerics.packed import LazyRow
+    from prvgui.accounting.numerics.pricing_many import LAZY_ROW_BYTES
+    rng = np.random.default_rng(4)
+    rows = [Row(DiscreteGaussian(float(s)), 1) for s in rng.uniform(50, 200, 600)]
+    whole = Accountant(rows, 0.01).cost(delta=1e-6)
+    monkeypatch.setattr(pipeline, "STREAM_BYTES", 1 << 16)
+    acc = Accountant(rows, 0.01)
+    streamed = acc.cost(delta=1e-6)
+    assert streamed.seconds > whole.seconds
+    assert streamed.bytes < whole.bytes
+    # (the rows' cells, about 12 kB a row here, against LAZY_ROW_BYTES)
+    assert whole.bytes - streamed.bytes >= 0.5 * len(rows) * (12e3 - LAZY_ROW_BYTES)
+    seen = []
+    real = pipeline.discretize_many
+    monkeypatch.setattr(acc_mod, "discretize_many",
+                        lambda *a, **k: (lambda out: seen.append(out) or out)(real(*a, **k)))
+    acc.epsilon(1e-6)
+    assert seen and all(isinstance(d, LazyRow) for d, _ in seen[0])
+
+
+def test_the_estimate_holds_the_tables_a_kind_keeps(monkeypatch):
+    """DiscreteGaussian.prvs keeps at most lattice.KEEP_BYTES of tables: so does the estimate."""
+    from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+    from prvgui.accounting.numerics import pricing
+    from prvgui.accounting.numerics.pricing import CostModel, prv_bytes
+    rng = np.random.default_rng(2)
+    rows = [Row(DiscreteGaussian(float(s)), 1) for s in rng.uniform(50, 200, 300)]
+    acc = Accountant(rows, 0.01)
+    orders = {o: acc._order_prvs(o) for o in acc.orders}
+    model = CostModel(orders, 0.01, acc.n_max)
+    everything = sum(prv_bytes(p) for prvs in orders.values() for p, _ in prvs)
+    assert model.held() == pytest.approx(everything)
+    monkeypatch.setattr(pricing, "KEEP_BYTES", 10_000)
+    tables = sum(p.lattice.held for prvs in orders.values() for p, _ in prvs)
+    assert model.held() == pytest.approx(everything - tables + 10_000 * len(orders))
+
+
 def test_the_top_of_the_tree_composes_the_rows_left_on_each_level(monkeypatch):
     """pricing_many.top_rows is how many rows tree.compose_many composes on the whole window."""
     from prvgui.accounting.numerics import tree
