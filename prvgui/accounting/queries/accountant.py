@@ -550,14 +550,15 @@ class Accountant:
         return res
 
     def _delta_tilted(self, epsilon: float, level: float, sides: list[_Side], res: Bounds
-                      ) -> tuple[Bounds, list[_Side]]:
+                      ) -> tuple[Bounds, list[_Side], float]:
         """``res`` narrowed by tilted compositions of the deciding ``sides`` (each order's bracket
         intersected with its tilted one, then the max taken); the error level follows the tilted
         estimate down (the coupling and window terms are additive in delta too), at most three
-        times. Returns the bracket and the sides behind it."""
+        times. Returns the bracket, the sides behind it and the level they were composed at."""
         eps = np.array([epsilon])
+        composed_at = level
         for _ in range(4):
-            out, used = [], []
+            out, used, composed_at = [], [], level
             for side in sides:
                 order = side.budget.get("order")
                 if side.profile is None or order is None:
@@ -569,7 +570,7 @@ class Accountant:
                 out.append((got.lower, got.estimate, got.upper))
                 used.append(tside)
             if not out:
-                return res, sides
+                return res, sides, composed_at
             res, sides = _intersect(res, Bounds(*(max(b[i] for b in out) for i in range(3)))), used
             # the next level from the estimate, else from Chernoff's bound e^{L - lambda epsilon}
             # >= delta of the tilted rows (a guess: delta is usually well below it), else (the
@@ -584,7 +585,7 @@ class Accountant:
             if finer >= level:  # the level already suits the answer
                 break
             level = finer
-        return res, sides
+        return res, sides, composed_at
 
     def delta_curve(self, eps: np.ndarray, level: float | None = None, progress=None, refine: bool = True):
         """(lower, estimate, upper) arrays of delta at each eps (the privacy profile).
@@ -615,12 +616,19 @@ class Accountant:
         if out is None:
             out, sides = self._delta_curve_at(eps, lvl, progress)
         est_min = float(np.min(out[1])) if out[1].size else 1.0
-        if level is None and 0 < est_min < 1e-6 and error_level(est_min) < lvl:
+        # the smallest delta the level must resolve: the estimate where it stands above the
+        # sides' additive error; below it the estimate may be any number down to the mass at
+        # +inf (1e-304 for a discrete Gaussian: a level of 1e-300 would cut every row's tails
+        # there; 400 mixed rows, delta(4.5) ~ 4e-17 took 56 s on 2.4e7 points), and the
+        # certified upper end stands in (the tilted step then refines from its own estimate)
+        floor = max((s.profile.err_abs for s in sides if s.profile is not None), default=0.0)
+        basis = est_min if est_min > floor or not out[2].size else float(np.min(out[2]))
+        if level is None and 0 < basis < 1e-6 and error_level(basis) < lvl:
             # refine where the additive error is not small against the answer; a single delta
             # held back by round-off gains nothing from a finer plain level (_round_off_bound):
             # its tilted step (escalation.TiltedDelta) starts at that level instead (1000
             # distinct DP-SGD steps, delta(5) ~ 1e-14: five plain builds, 10 s, skipped)
-            lvl = error_level(est_min)
+            lvl = error_level(basis)
             if not _round_off_bound(eps, out, sides):
                 out, sides = self._delta_curve_at(eps, lvl, progress)
         # where round-off dominates at the curve's small end: the rows' transforms in long

@@ -353,7 +353,7 @@ class TiltedDelta(Strategy):
         return floor > TILT_FLOOR * run.bracket().upper
 
     def run(self, run: Run) -> None:
-        run.res, run.parts = run.acc._delta_tilted(run.x, run.level, run.parts, run.bracket())
+        run.res, run.parts, run.level = run.acc._delta_tilted(run.x, run.level, run.parts, run.bracket())
 
     def expected(self, p: Pricing) -> bool:
         return False
