@@ -98,6 +98,7 @@ CASES = [
     ("300 distinct rows of 100 DP-SGD steps", "sg", 300, 100, 1e-10, [("prvgui", True), ("rdp", True)]),
     ("10^4 distinct discrete Gaussians", "dg", 10000, 1, 1e-10, [("prvgui", True)]),
     ("2 x 10^4 distinct discrete Gaussians", "dg", 20000, 1, 1e-10, [("prvgui", True)]),
+    ("4 x 10^4 distinct discrete Gaussians (streamed)", "dg", 40000, 1, 1e-10, [("prvgui", True)]),
     ("10^4 distinct Gaussians", "g", 10000, 1, 1e-10,
      [("prvgui", True), ("prvgui", False), ("rdp", True), ("pld", True)]),
 ]

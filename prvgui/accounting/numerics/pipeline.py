@@ -222,6 +222,9 @@ def discretize_many(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int,
 #: many rows whose cells hold more than this are streamed (discretize_many): 2 x 10^4 discrete
 #: Gaussians hold about 0.26 GB of cells at delta 1e-10, 1000 distinct DP-SGD steps 0.2 GB
 STREAM_BYTES = 320 * 2 ** 20
+#: rows discretised before their cells may project the whole's (rows in the order given: sorted
+#: by width, the projection is low and the budget itself decides)
+STREAM_SAMPLE = 64
 #: the blocks a streamed row's summary has (tilt.py steers its lambda with them: 1 kB a row)
 LAZY_BLOCKS = 64
 
@@ -265,9 +268,10 @@ def lets_go(prvs: Sequence[tuple[PRV, int]]) -> bool:
 def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[..., Row],
                  let_go: bool = False, stream_bytes: int | None = None) -> list[tuple[Row, int]]:
     """Each row made by ``make``; with ``stream_bytes``, once the rows' cells hold more than
-    that, every row so far and from then on as a LazyRow (discretize_many)."""
+    that, or the rows so far (STREAM_SAMPLE of them at least) say all of them will, every row so
+    far and from then on as a LazyRow (discretize_many)."""
     out: list[tuple[Row, int]] = []
-    held = 0
+    held, streaming = 0, False
     for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
@@ -277,11 +281,15 @@ def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[
         if release is not None:
             release()
         if stream_bytes is not None:
-            if held <= stream_bytes:
+            if not streaming:
                 held += row_bytes(d)
-                if held > stream_bytes:  # (from here on every row is streamed)
+                # (past the budget, or projected past it from STREAM_SAMPLE rows on: then the
+                # cells held until the switch stay small, and so does the heap they leave)
+                streaming = held > stream_bytes or (
+                    i + 1 >= STREAM_SAMPLE and held * (len(prvs) / (i + 1)) > stream_bytes)
+                if streaming:  # (from here on every row is streamed, and those before too)
                     out = [(_lazy(p, r, plan, n_max, let_go), c) for (p, _), (r, c) in zip(prvs, out)]
-            if held > stream_bytes:
+            if streaming:
                 d = _lazy(prv, d, plan, n_max, let_go)
         out.append((d, k))
     return out

@@ -124,7 +124,7 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
     packed = weight * PACKED_BYTES * sum(min(r.nonzero(plan), c) for r, c in zip(rows, cells))
     if packed > pipeline.STREAM_BYTES:  # (streamed: pipeline.discretize_many; every row discretised twice)
         seconds += weight * sum(disc_edge_s * e + disc_cell_s * c for e, c in zip(edges, cells))
-        packed = pipeline.STREAM_BYTES + live * LAZY_ROW_BYTES
+        packed = packed * min(1.0, pipeline.STREAM_SAMPLE / max(live, 1)) + live * LAZY_ROW_BYTES
     dense = 8.0 * FAN_IN * group * (1 + math.log(max(live, 2), FAN_IN))  # a group per level
     # the top's rows (about half the window each), a batch of their transforms (BATCH_ROWS rows
     # and spectra) and the product

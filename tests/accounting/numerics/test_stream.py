@@ -65,8 +65,16 @@ def test_streaming_starts_once_the_cells_pass_the_budget():
     _, _, rows = _discretized(mechs, sum(sizes[:100]))
     assert all(isinstance(d, LazyRow) for d, _ in rows)
     # never passed: none is
-    _, _, rows = _discretized(mechs, sum(sizes))
+    _, _, rows = _discretized(mechs, 2 * sum(sizes))
     assert not any(isinstance(d, LazyRow) for d, _ in rows)
+    # projected past it from STREAM_SAMPLE rows on: every row is streamed although the budget
+    # itself (at or above the rows' total) is never passed
+    held = np.cumsum(sizes)
+    i = np.arange(len(sizes))
+    projected = float(np.max((held * len(sizes) / (i + 1))[pipeline.STREAM_SAMPLE - 1:]))
+    assert projected > sum(sizes)
+    _, _, rows = _discretized(mechs, int(0.5 * (sum(sizes) + projected)))
+    assert all(isinstance(d, LazyRow) for d, _ in rows)
     # rows drawn so often that one window serves them (tree.band_counts) are never streamed
     _, _, rows = _discretized(mechs, 0, counts=[tree.BAND_COUNT] * len(mechs))
     assert not any(isinstance(d, LazyRow) for d, _ in rows)
