@@ -64,7 +64,6 @@ AGG_FRACTION = 0.06
 TIER_VARIANCE, TIER_MESH = 0.1, 0.88
 
 T = TypeVar("T")
-R = TypeVar("R")
 
 
 def error_level(delta: float) -> float:

@@ -119,7 +119,7 @@ def mass_bound_up(log_mass: float) -> float:
 KEEP_BYTES = 128 * 2 ** 20
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Lattice:
     """Y = origin + step * i for integers i in [lo, hi] (step > 0), with P(I = i) = pmf(i),
     P(I <= i) = cdf(i) (absolute accuracy) and P(I > i) = sf(i) (relative accuracy), each

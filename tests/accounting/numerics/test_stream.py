@@ -100,13 +100,14 @@ def test_a_row_made_again_otherwise_is_refused():
 @pytest.mark.parametrize("delta", [1e-6, 1e-11, 1e-15])
 def test_streamed_bracket_holds_the_closed_form(monkeypatch, delta):
     """300 distinct Gaussians composed by FFT (closed forms off), streamed: the bracket holds
-    mu-GDP's epsilon; untilted it is the bracket of the rows held whole, to every digit."""
+    mu-GDP's epsilon, as wide as that of the rows held whole, and the tree makes the
+    compositions _node_count counts with folding (tree.FOLD_FROM)."""
     rng = np.random.default_rng(7)
     sigmas = rng.uniform(20.0, 60.0, 300)
     rows = [Row(Gaussian(float(s)), 1) for s in sigmas]
     mu = math.sqrt(float(np.sum(1.0 / sigmas ** 2)))
     exact = ref.gaussian_epsilon(mu, delta)
-    got = {}
+    got, groups = {}, {}
     for stream_bytes in (0, 1 << 40):
         monkeypatch.setattr(pipeline, "STREAM_BYTES", stream_bytes)
         reuse.clear()
@@ -114,10 +115,12 @@ def test_streamed_bracket_holds_the_closed_form(monkeypatch, delta):
         got[stream_bytes] = b = acc.epsilon(delta)
         assert b.lower <= exact <= b.upper, (stream_bytes, b, exact)
         assert b.upper - b.lower <= 0.02
+        groups[stream_bytes] = max(side.get("groups", 0) for side in acc.error_budget(delta))
         tilted = any("tilt_lambda" in side for side in acc.error_budget(delta))
-    if tilted:  # (steered by the streamed rows' own summaries: another lambda, as valid)
-        assert got[0].lower < got[1 << 40].upper and got[1 << 40].lower < got[0].upper
-    else:
+    assert got[0].upper - got[0].lower <= 1.01 * (got[1 << 40].upper - got[1 << 40].lower)
+    assert groups[1 << 40] == tree._node_count(300)
+    assert groups[0] == tree._node_count(300, tree.FOLD_FROM) >= groups[1 << 40]
+    if not tilted and groups[0] == groups[1 << 40]:  # (the same tree, the same rows: the same numbers)
         assert got[0] == got[1 << 40]
 
 
@@ -150,3 +153,36 @@ def test_many_discrete_gaussians_keep_tables_up_to_a_budget(monkeypatch):
         da = dense(pipeline.discretize_many([(a, 1)], plan, 1 << 24)[0][0])
         db = dense(pipeline.discretize_many([(b, 1)], plan, 1 << 24)[0][0])
         assert np.array_equal(da.pmf, db.pmf) and da.bias == db.bias and da.tail_prob == db.tail_prob
+
+
+@pytest.mark.parametrize("n", [tree.TREE_ALWAYS, 529, 1100])
+def test_streamed_rows_are_folded_one_waiting_row_a_level(monkeypatch, n):
+    """From tree.FOLD_FROM on, each row arriving at a level is composed with the one waiting
+    there: the compositions made are those _node_count counts (the window's mass is shared
+    among them), no level ever holds two rows from then on, and the result is a composition of
+    every row (its mass and mean are the rows' within the errors)."""
+    rng = np.random.default_rng(n)
+    mechs = [Gaussian(float(s)) for s in rng.uniform(20.0, 60.0, n)]
+    _, _, rows = _discretized(mechs, 0)
+    assert all(isinstance(d, LazyRow) for d, _ in rows)
+    means = sum(float(np.dot(dense(d).pmf, np.arange(cells(d)) + stub(d).start) * stub(d).h + stub(d).shift)
+                for d, _ in rows)
+    calls = []
+    real = tree.compose
+
+    def spy(g, *a, **k):
+        calls.append(len(g))
+        return real(g, *a, **k)
+    monkeypatch.setattr(tree, "compose", spy)
+    got = tree.compose_many(rows, 1e-12)
+    groups = tree._node_count(n, tree.FOLD_FROM)
+    assert got.parts["groups"] == groups == len(calls) - 1
+    # (the levels below FOLD_FROM compose FAN_IN rows at once, every fold two, the top the rows
+    # left on each level)
+    whole = sum(n // tree.FAN_IN ** (level + 1) for level in range(tree.FOLD_FROM))
+    assert calls[:-1].count(tree.FAN_IN) == whole and calls[:-1].count(2) == groups - whole
+    assert (groups > tree._node_count(n)) == (n // tree.FAN_IN ** tree.FOLD_FROM >= 2)
+    total = float(got.pmf.sum())
+    assert abs(total - 1.0) <= 1e-9
+    mean = float(np.dot(got.pmf, got.values)) / total
+    assert abs(mean - means) <= 1e-6 * max(1.0, abs(means))
