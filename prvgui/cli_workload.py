@@ -120,7 +120,7 @@ def _whole(comp, delta: float, check_cost=None):
 
 
 def _shares(args, comp, delta: float, err: float, check_cost=None) -> int:
-    from .engine.workload_view import shares_view
+    from .engine.workload_view import dominant_text, shares_view
     if args.out is not None:
         from .document.fileio import save
         save(comp.document(), args.out)
@@ -135,8 +135,8 @@ def _shares(args, comp, delta: float, err: float, check_cost=None) -> int:
     for r in view["rows"]:
         mark = "  ◀ dominant" if r["row"] in dominant else ""
         print(f"  {r['row']:>6}  {100 * r['share']:7.3f}%  {r['value']:<12.6g} {r['kind']:<20} {r['label']}{mark}")
-    top = ", ".join(str(i) for i in view["dominant"]) or "none"
-    print(f"dominant (at least {100 * view['threshold']:g}% of the total): row(s) {top}")
+    listed = dominant_text(view["dominant"], len(view["rows"]), "marked above")
+    print(f"dominant (at least {100 * view['threshold']:g}% of the total): {listed}")
     for note in view["notes"]:
         print(f"note: {note}")
     _print_whole(answer)

@@ -4,6 +4,7 @@ input gets (cli.main: ValueError 2, Infeasible 1; ``main`` below does the same).
 import argparse
 import json
 
+import numpy as np
 import pytest
 
 import prvgui
@@ -52,6 +53,29 @@ def test_the_census_shares_dominant_rows_and_certified_epsilon_are_printed(capsy
     assert "dominant (at least 80% of the total): row(s) " in out
     assert "is not a sum of the rows' shares" in out
     assert "epsilon <= " in out and "at delta 1e-10 for the whole composition (certified" in out
+
+
+def test_many_alike_rows_name_a_few_dominant_rows_and_count_the_rest(capsys, csv_file):
+    """300 alike discrete Gaussians: most rows are needed for 80% of the total; the summary line
+    names the LISTED largest and counts the others, while every one is marked in the table."""
+    from prvgui.engine.workload_view import LISTED
+    sigmas = np.random.default_rng(1).uniform(50.0, 60.0, 300)
+    path = csv_file("label,kind,count,sigma\n" + "".join(f"m{i},discrete_gaussian,1,{s:.6f}\n"
+                                                          for i, s in enumerate(sigmas)))
+    assert main(["workload", path, "--delta", "1e-6"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("dominant (at least 80% of the total):"))
+    marked = out.count("◀ dominant")
+    assert marked > LISTED and f"{marked} of 300 rows, the largest " in line
+    assert line.endswith(f"and {marked - LISTED} more (marked above)")
+    named = line.split("the largest ")[1].split(" and ")[0].split(", ")
+    assert len(named) == LISTED
+    # (the largest first: the smallest sigma holds the largest share of rho)
+    assert int(named[0]) == int(np.argmin(sigmas)) + 1
+    # a few are all named, none is said so
+    from prvgui.engine.workload_view import dominant_text
+    assert dominant_text([3, 1], 5) == "row(s) 3, 1" and dominant_text([], 5) == "none"
+    assert dominant_text(list(range(1, LISTED + 1)), 40).startswith("row(s) 1, 2")
 
 
 def test_json_holds_the_shares_and_the_whole_answer(capsys, tmp_path):

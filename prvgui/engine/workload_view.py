@@ -50,6 +50,22 @@ def shares_notes(shares: Shares, delta: float) -> list[str]:
     return out
 
 
+#: dominant rows named by number at most (the rest are counted: a workload of alike rows has
+#: hundreds of them, which the table's marks show each)
+LISTED = 12
+
+
+def dominant_text(rows: Sequence[int], total: int, where: str = "marked") -> str:
+    """The dominant rows (numbers, largest share first) as a summary names them: all of them up
+    to LISTED, else the LISTED largest and how many more (``where`` says where the rest are)."""
+    if not rows:
+        return "none"
+    named = ", ".join(str(i) for i in rows[:LISTED])
+    if len(rows) <= LISTED:
+        return f"row(s) {named}"
+    return f"{len(rows)} of {total} rows, the largest {named} and {len(rows) - LISTED} more ({where})"
+
+
 def shares_view(rows: Sequence[Row], labels: Sequence[str], relation: Relation, delta: float,
                 eps_error: float = 0.01, cancel: Callable[[], bool] | None = None) -> dict:
     """The shares of ``rows`` (``labels``: each row's label, "" for none) as the JSON-friendly dict

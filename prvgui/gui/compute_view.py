@@ -141,6 +141,8 @@ class ComputeView(QObject):
             self._estimate_text = ""
             self._clock.start()
             self.set_status("Computing…")
+            if self.shown.result is None:  # (not the words of before, "the composition is empty")
+                self._after_prompt(state)
         elif state == "pending":
             self.progress.setValue(0)
             self.elapsed.setText("")

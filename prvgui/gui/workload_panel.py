@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QGroupBox, QHBoxL
 from ..document.composition import MAX_ROWS
 from ..document.model import KIND_TITLES, Document
 from ..document.workload import read_workload
-from ..engine.workload_view import shares_view
+from ..engine.workload_view import dominant_text, shares_view
 from .files import FileController
 from .fmt import fmt
 from .tasks import TaskRunner, failure_text
@@ -122,7 +122,7 @@ class SharesView(QGroupBox):
         self.shares = shares
         self.status.setStyleSheet("")
         self.status.setText(f"Shares of {shares['rows'][0]['currency'] if shares['rows'] else 'nothing'}; "
-                            f"dominant rows: {', '.join(map(str, shares['dominant'])) or 'none'}.")
+                            f"dominant: {dominant_text(shares['dominant'], len(shares['rows']))}.")
         self._fill(shares)
         if self._snapshot != self._inputs():
             self._on_document("change", None)

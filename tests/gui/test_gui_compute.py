@@ -186,6 +186,19 @@ def test_copy_results_as_text(qtbot, window, load):
     assert "RDP" in text and "GDP" in text and "approximation, may under-report" in text
 
 
+def test_a_first_computation_says_so_where_the_empty_message_was(qtbot, window):
+    """A fresh window says the composition is empty; once rows come (a workload imported, a file
+    opened) and their first computation runs, the results say it is computing, not "empty"."""
+    assert "composition is empty" in window.results.detail.text()
+    with qtbot.waitSignal(window.recomputer.progress, timeout=TIMEOUT):
+        window.doc.reset(LONG, "add_remove", LONG_TARGETS)
+    assert window.recomputer.state == "running"
+    assert "empty" not in window.results.detail.text()
+    assert window.results.detail.text().startswith("Computing…")
+    with qtbot.waitSignal(window.recomputer.cancelled, timeout=10_000):
+        qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
+
+
 def test_an_empty_composition_computes_nothing(qtbot, window, load):
     load(window)
     with qtbot.waitSignal(window.recomputer.blocked, timeout=TIMEOUT):

@@ -34,6 +34,8 @@ def test_importing_the_census_workload_shows_its_shares(qtbot, window, load, ans
     assert table.rowCount() == len(window.doc)
     marked = [int(table.item(k, 0).text()) for k in range(table.rowCount()) if table.item(k, 5).text() == "dominant"]
     assert sorted(marked) == sorted(shares["dominant"]) and marked
+    from prvgui.engine.workload_view import dominant_text
+    assert f"dominant: {dominant_text(shares['dominant'], len(shares['rows']))}." in window.shares.status.text()
     assert table.horizontalHeaderItem(3).text() == "ρ (zCDP)"
     assert "not a sum of the rows' shares" in window.shares.notes.text()
     window.editor.replace(0, window.doc.row(0).with_param("sigma", 99.0))
