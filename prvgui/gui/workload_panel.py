@@ -121,8 +121,11 @@ class SharesView(QGroupBox):
     def _on_done(self, shares: dict) -> None:
         self.shares = shares
         self.status.setStyleSheet("")
+        # (the table shows at most MAX_SHOWN rows, the largest shares: it marks the dominant ones
+        # it shows)
+        where = "marked" if len(shares["rows"]) <= MAX_SHOWN else f"marked among the {MAX_SHOWN} shown"
         self.status.setText(f"Shares of {shares['rows'][0]['currency'] if shares['rows'] else 'nothing'}; "
-                            f"dominant: {dominant_text(shares['dominant'], len(shares['rows']))}.")
+                            f"dominant: {dominant_text(shares['dominant'], len(shares['rows']), where)}.")
         self._fill(shares)
         if self._snapshot != self._inputs():
             self._on_document("change", None)

@@ -35,6 +35,7 @@ def test_importing_the_census_workload_shows_its_shares(qtbot, window, load, ans
     marked = [int(table.item(k, 0).text()) for k in range(table.rowCount()) if table.item(k, 5).text() == "dominant"]
     assert sorted(marked) == sorted(shares["dominant"]) and marked
     from prvgui.engine.workload_view import dominant_text
+    assert len(shares["rows"]) <= workload_panel.MAX_SHOWN
     assert f"dominant: {dominant_text(shares['dominant'], len(shares['rows']))}." in window.shares.status.text()
     assert table.horizontalHeaderItem(3).text() == "ρ (zCDP)"
     assert "not a sum of the rows' shares" in window.shares.notes.text()
