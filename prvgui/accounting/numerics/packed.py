@@ -69,8 +69,8 @@ def _packed(d: DiscretePRV, nz: np.ndarray, mass: np.ndarray, size: int) -> Disc
             return d
         pmf = np.zeros(size)
         pmf[nz] = mass
-        return replace(d, pmf=pmf)
-    return PackedRow(replace(d, pmf=_EMPTY), nz.astype(np.int32) if size < 2 ** 31 else nz, mass, size)
+        return d.with_pmf(pmf)
+    return PackedRow(d if d.pmf.size == 0 else d.with_pmf(_EMPTY), nz.astype(np.int32) if size < 2 ** 31 else nz, mass, size)
 
 
 def pack(d: DiscretePRV) -> DiscretePRV | PackedRow:
@@ -95,7 +95,18 @@ def dense(d: Row) -> DiscretePRV:
         return dense(_remade(d))
     pmf = np.zeros(d.cells)
     pmf[d.idx] = d.vals
-    return replace(d.stub, pmf=pmf)
+    return d.stub.with_pmf(pmf)
+
+
+def nonzero(d: Row) -> tuple[DiscretePRV, np.ndarray, np.ndarray, int]:
+    """(the row's fields, the indices of its nonzero cells in order, their masses, its number of
+    cells), without making the array of cells of a packed row (a lazy row is made again)."""
+    if isinstance(d, LazyRow):
+        return nonzero(_remade(d))
+    if isinstance(d, PackedRow):
+        return d.stub, d.idx.astype(np.int64), d.vals, d.cells
+    nz = np.flatnonzero(d.pmf)
+    return d, nz, d.pmf[nz], d.pmf.size
 
 
 def _remade(d: LazyRow) -> "DiscretePRV | PackedRow":

@@ -125,7 +125,7 @@ def pays(rows: list[tuple[DiscretePRV, int]], window_mass: float, kept: dict[int
 def compose_many(rows: list[tuple[Row, int]], window_mass: float,
                  cancel: Callable[[], bool] | None = None,
                  progress: Callable[[float], None] | None = None,
-                 leaf: Callable[[tuple[DiscretePRV, int]], tuple[DiscretePRV, int]] | None = None,
+                 leaf: Callable[[tuple[Row, int]], tuple[DiscretePRV, int]] | None = None,
                  consume: bool = False, **kwargs) -> Composed:
     """compose.compose of ``rows``, in groups when that pays (module docstring); the same
     keyword arguments. The result's ``parts`` say how many groups were composed ("groups").
@@ -142,8 +142,7 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
         given.clear()
 
     def step(r: tuple[Row, int]) -> tuple[DiscretePRV, int]:
-        row = (dense(r[0]), r[1])
-        return row if leaf is None else leaf(row)
+        return (dense(r[0]), r[1]) if leaf is None else leaf(r)
     if len(rows) >= TREE_ALWAYS and band_counts(rows):
         # one window (band_counts), the rows kept packed: compose.py makes each dense in turn
         ready = rows if leaf is None else [(pack(t), k) for t, k in map(step, rows)]

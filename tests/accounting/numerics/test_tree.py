@@ -176,6 +176,39 @@ def test_rows_made_packed_are_the_rows_made_dense(prv):
         assert made.vals.size == np.count_nonzero(plain.pmf) < plain.pmf.size
 
 
+def test_a_row_with_other_masses_keeps_every_other_field():
+    """DiscretePRV.with_pmf (the copy many rows make several of) is dataclasses.replace: every
+    field but the masses (and the centre when given) carried, whatever fields the row gains."""
+    from prvgui.accounting.numerics.pipeline import make_plan
+    plan = make_plan(0.01, 1.0, 1000, 1e-16, rows=1000)
+    prv = subsampled_gaussian_prv(0.8, 0.01, "remove")
+    d = discretize(prv, plan.h, plan.tau(prv), coarse=plan.coarse, tiers=plan.tiers)
+    assert d.sparse is not None and d.classes and d.fine is not None  # (every field set)
+    pmf = d.pmf[::-1].copy()
+    for got, want in ((d.with_pmf(pmf), dataclasses.replace(d, pmf=pmf)),
+                      (d.with_pmf(pmf, 7), dataclasses.replace(d, pmf=pmf, centre=7))):
+        for f in dataclasses.fields(DiscretePRV):
+            a, b = getattr(got, f.name), getattr(want, f.name)
+            assert (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b), f.name
+
+
+@pytest.mark.parametrize("lam", [0.5, 30.0])
+def test_a_packed_row_tilts_as_its_array_of_cells(lam):
+    """tilt.tilt_row of a packed row (from its nonzero cells, packed.nonzero) is bit for bit
+    that of the same row with its array of cells: masses, centre, log M and the error terms."""
+    from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+    from prvgui.accounting.numerics.packed import PackedRow, dense, discretize_packed
+    from prvgui.accounting.numerics.pipeline import make_plan
+    from prvgui.accounting.numerics.tilt import tilt_row
+    plan = make_plan(0.01, 1.0, 1000, 1e-16, rows=1000)
+    for prv in (DiscreteGaussian(80.0).prv("remove"), subsampled_gaussian_prv(0.8, 0.01, "remove")):
+        made = discretize_packed(prv, plan.h, plan.tau(prv), 1 << 26, plan.coarse, None, plan.tiers)
+        assert isinstance(made, PackedRow)
+        (a, *rest_a), (b, *rest_b) = tilt_row(made, lam), tilt_row(dense(made), lam)
+        assert np.array_equal(a.pmf, b.pmf) and a.centre == b.centre and rest_a == rest_b
+        assert a.start == b.start and a.shift == b.shift and a.classes == b.classes
+
+
 def test_rows_summed_together_give_each_rows_cumulant_bound():
     """window._fill (a group's rows' cumulant bounds in one pass over their stacked blocks) gives
     what each row's own PreparedRow.cgf gives, and a group's window is the same either way."""
