@@ -36,7 +36,7 @@ import sys
 from typing import Sequence
 
 from . import __version__
-from .cli_args import number as _number
+from .cli_args import load, number as _number
 
 SUBCOMMANDS = ("epsilon", "delta", "curve", "calibrate", "risk", "report", "audit", "from-training", "import",
                "export", "workload", "sweep")
@@ -172,9 +172,8 @@ def _fmt(x: float) -> str:
 
 def _inputs(args):
     """(composition, delta, eps_error, engine rows) from the file and the flags that override it."""
-    from . import api
     from .accounting.core.validate import check_delta, check_eps_error
-    comp = api.load(args.file)
+    comp = load(args.file)
     delta = getattr(args, "delta", None)
     delta = comp.targets.delta if delta is None else check_delta(delta, "--delta")
     err = comp.targets.eps_error if args.eps_error is None else check_eps_error(args.eps_error, "--eps-error")
@@ -267,8 +266,9 @@ def _query(args, want_eps: bool) -> int:
 def _run_curve(args) -> int:
     from .engine.view_model import PART_TITLES, Request, compute, cost, failure
     from .document.export import curve_csv_text
-    from .document.fileio import atomic_write
+    from .document.fileio import atomic_write, check_target
     doc, delta, err, rows = _inputs(args)
+    check_target(args.out)  # (before the work: its result would have nowhere to go)
     points = args.points
     if points is not None and not 2 <= points <= (200 if args.kind == "steps" else 100_000):
         raise ValueError(f"--points must be between 2 and {200 if args.kind == 'steps' else 100000}; "

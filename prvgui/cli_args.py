@@ -12,3 +12,30 @@ def number(text: str) -> float | str:
     except ValueError:
         return text
     return v if math.isfinite(v) else text
+
+
+def named(path, exc: Exception) -> ValueError:
+    """``exc`` as a ValueError whose message names the file (``FILE: what is wrong``), unless it
+    names it already (``cannot read FILE: ...``)."""
+    import os
+    msg, name = str(exc), os.fspath(path)
+    return ValueError(msg if name in msg else f"{name}: {msg}")
+
+
+def load(path):
+    """The composition file at ``path``; what is wrong with it names the file."""
+    from . import api
+    from .document.fileio import FileFormatError
+    try:
+        return api.load(path)
+    except FileFormatError as exc:
+        raise named(path, exc) from None
+
+
+def read(path) -> str:
+    """The text file at ``path`` (fileio.read_text); what is wrong with it names the file."""
+    from .document.fileio import FileFormatError, read_text
+    try:
+        return read_text(path)
+    except FileFormatError as exc:
+        raise named(path, exc) from None

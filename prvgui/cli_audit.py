@@ -5,7 +5,7 @@ it could show. Registered by cli.py (``add_parser``, ``run``).
 """
 from __future__ import annotations
 
-from .cli_args import number as _number
+from .cli_args import load, number as _number
 
 import json
 import math
@@ -52,9 +52,8 @@ def run(args) -> int:
     check_audit(args.canaries, args.guesses, args.correct, delta, args.confidence, labels)
     comp = None
     if args.file is not None:
-        from . import api
         from .accounting.core.validate import check_delta, check_eps_error
-        comp = api.load(args.file)
+        comp = load(args.file)
         delta = comp.targets.delta if args.delta is None else check_delta(args.delta, "--delta")
         err = comp.targets.eps_error if args.eps_error is None else check_eps_error(args.eps_error, "--eps-error")
     res = audit(args.canaries, args.guesses, args.correct, delta, args.confidence, labels)

@@ -14,7 +14,7 @@ option (the command line exits with status 2 and one line).
 """
 from __future__ import annotations
 
-from .cli_args import number as _number
+from .cli_args import load, read, number as _number
 
 import json
 import sys
@@ -51,9 +51,9 @@ def add_parsers(sub, error) -> None:
 def run_import(args) -> int:
     from .accounting.core.validate import check_delta
     from .document import interop
-    from .document.fileio import atomic_write, dumps, read_text
+    from .document.fileio import atomic_write, dumps
     delta = None if args.delta is None else check_delta(args.delta, "--delta")
-    text = read_text(args.file)
+    text = read(args.file)
     try:
         imported = interop.convert(interop.parse_json(text), args.source, delta)
     except ValueError as exc:
@@ -80,10 +80,9 @@ def run_import(args) -> int:
 
 
 def run_export(args) -> int:
-    from . import api
     from .document.fileio import atomic_write
     from .document.scripts import script
-    s = script(api.load(args.file), args.target)
+    s = script(load(args.file), args.target)
     if args.out is None:
         sys.stdout.write(s.text)
     else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
-from .cli_args import number as _number
+from .cli_args import load, number as _number
 
 
 def _whole(text: str) -> int | str:
@@ -93,7 +93,6 @@ class ProgressLine:
 
 
 def run(args) -> int:
-    from . import api
     from .accounting.core.validate import check_delta, check_eps_error
     from .sweep.journal import out_format
     from .sweep.plan import make_plan
@@ -103,7 +102,7 @@ def run(args) -> int:
     if workers is not None and args.scheduler is not None:
         raise ValueError("--workers counts local processes; with --scheduler the cluster's workers run the "
                          "sweep: give one of the two")
-    comp = api.load(args.file)
+    comp = load(args.file)
     delta = comp.targets.delta if args.delta is None else check_delta(args.delta, "--delta")
     err = comp.targets.eps_error if args.eps_error is None else check_eps_error(args.eps_error, "--eps-error")
     plan = make_plan(comp, args.vary, delta, err)

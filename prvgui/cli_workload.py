@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 
-from .cli_args import number as _number
+from .cli_args import read, number as _number
 
 
 def add_parser(sub, error, limits=None) -> None:
@@ -71,12 +71,12 @@ def _weights(args, workload) -> list[float] | None:
 def _inputs(args):
     """(workload, delta, eps_error) from the CSV and the options."""
     from .accounting.core.validate import check_delta, check_eps_error
-    from .document.fileio import FileFormatError, read_text
+    from .document.fileio import FileFormatError
     from .document.workload import parse_workload
     delta = None if args.delta is None else check_delta(args.delta, "--delta")
     err = None if args.eps_error is None else check_eps_error(args.eps_error, "--eps-error")
     extra = () if args.weights_column is None else (args.weights_column,)
-    text = read_text(args.csv)  # (its message names the file)
+    text = read(args.csv)  # (its messages name the file)
     try:
         workload = parse_workload(text, args.neighbouring, delta, extra)
     except FileFormatError as exc:
@@ -90,8 +90,11 @@ def _inputs(args):
 
 def _check_out(args, n: int) -> None:
     from .document.composition import MAX_ROWS
+    from .document.fileio import check_target
     if args.out is not None and n > MAX_ROWS:
         raise ValueError(f"--out: a composition file holds at most {MAX_ROWS:,} rows; the workload has {n:,}")
+    if args.out is not None:
+        check_target(args.out)  # (before the work: its result would have nowhere to go)
 
 
 def run(args, check_cost=None) -> int:

@@ -118,7 +118,7 @@ def test_bad_file_message_names_field(tmp_path, capsys):
     f = write(tmp_path, [{"kind": "gaussian", "sigma": 1}, {"kind": "laplace", "scale": -2}])
     assert main(["epsilon", f, "--delta", "1e-5"]) == 2
     err = capsys.readouterr().err
-    assert err == "prvgui: error: row 2 (Laplace), scale: Noise scale b must be at least 0; the file has -2\n"
+    assert err == f"prvgui: error: {f}: row 2 (Laplace), scale: Noise scale b must be at least 0; the file has -2\n"
 
 
 def test_a_loss_range_no_grid_can_hold_gets_an_honest_message(tmp_path, capsys):

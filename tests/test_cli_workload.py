@@ -153,6 +153,23 @@ def test_a_missing_file_and_a_column_name_taken_exit_2(capsys, csv_file, tmp_pat
                                        "row's own or a parameter); name a column of its own\n")
 
 
+def test_a_file_that_is_not_text_and_an_out_that_cannot_be_written_are_named(capsys, csv_file, tmp_path,
+                                                                            monkeypatch):
+    """Not UTF-8: the message names the file. --out a folder or in a missing folder: refused before
+    the work (its result would have nowhere to go)."""
+    bad = tmp_path / "bin.csv"
+    bad.write_bytes(b"\xff\xfe label,kind")
+    assert main(["workload", str(bad)]) == 2
+    assert capsys.readouterr().out == f"prvgui: error: {bad}: file is not UTF-8 text\n"
+    path = csv_file("label,kind,sigma\na,gaussian,1\n")
+    import prvgui.cli_workload as cw
+    monkeypatch.setattr(cw, "_whole", lambda *a, **k: pytest.fail("composed before checking --out"))
+    for out, why in ((tmp_path, "it is a folder, not a file name"),
+                     (tmp_path / "no" / "o.json", f"the folder {tmp_path / 'no'} does not exist")):
+        assert main(["workload", path, "--out", str(out)]) == 2
+        assert capsys.readouterr().out == f"prvgui: error: cannot write {out}: {why}\n"
+
+
 @pytest.mark.skipif("workload" not in cli.SUBCOMMANDS, reason="cli.py does not register workload yet")
 def test_the_command_line_runs_it(capsys):
     assert cli.main(["workload", CENSUS, "--json"]) == 0

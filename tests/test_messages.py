@@ -170,7 +170,7 @@ def test_a_bad_file_on_the_command_line(tmp_path, capsys):
     bad["mechanisms"][0]["sampling_rate"] = 1.5
     f.write_text(json.dumps(bad))
     assert main(["epsilon", str(f)]) == 2
-    assert capsys.readouterr().err == ("prvgui: error: row 1 (Subsampled Gaussian (DP-SGD step)), "
+    assert capsys.readouterr().err == (f"prvgui: error: {f}: row 1 (Subsampled Gaussian (DP-SGD step)), "
                                        "sampling_rate: Sampling rate q must be between 0 and 1; "
                                        "the file has 1.5\n")
 

@@ -32,6 +32,7 @@ renamed over the target.
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -147,15 +148,44 @@ def _final_mode(path: str) -> int:
     return 0o666 & ~_umask()
 
 
+class WriteError(OSError):
+    """A file that cannot be written, in words: ``strerror`` says why (a dialog shows it beside
+    the path), ``str`` names the path too (what a command line prints)."""
+
+    def __init__(self, path: str, why: str, code: int = 0) -> None:
+        super().__init__(code, why, path)
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename}: {self.strerror}"
+
+
+def check_target(path: str | os.PathLike) -> None:
+    """A WriteError (naming the path and why) if a file cannot be written at ``path``: checked
+    before the work whose result it is to hold, and again by atomic_write."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise WriteError(path, "it is a folder, not a file name", errno.EISDIR)
+    if not os.path.isdir(folder):
+        raise WriteError(path, f"the folder {folder} does not exist", errno.ENOENT)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise WriteError(path, f"the folder {folder} is not writable", errno.EACCES)
+
+
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     """Write to a temporary file in the target's folder, fsync, then rename over the target.
+    A target that cannot be written raises WriteError; nothing is left behind.
 
     The file ends up with the permissions a plain ``open(path, "w")`` would leave: an existing
     file keeps its mode, a new one gets 0666 masked by the umask."""
     path = os.fspath(path)
+    check_target(path)
     folder = os.path.dirname(os.path.abspath(path))
     mode = _final_mode(path)
-    fd, tmp = tempfile.mkstemp(prefix=".prvgui-", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".prvgui-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise WriteError(path, exc.strerror or str(exc), exc.errno or 0) from None
     try:
         with os.fdopen(fd, "wb") as f:
             if hasattr(os, "fchmod"):
@@ -164,11 +194,13 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            raise WriteError(path, exc.strerror or str(exc), exc.errno or 0) from None
         raise
 
 

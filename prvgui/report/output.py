@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from ..document.fileio import atomic_write
+from ..document.fileio import atomic_write, check_target
 from . import html
 from .model import Report
 
@@ -22,18 +22,6 @@ def report_format(path: str | os.PathLike, name: str = "The report file") -> str
     if ext not in FORMATS:
         raise ValueError(f"{name} must end in .html, .pdf, .md or .json; you typed \"{os.fspath(path)}\"")
     return FORMATS[ext]
-
-
-def check_target(path: str | os.PathLike) -> None:
-    """Raise OSError (in words, naming the path) if a file cannot be written at ``path``."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path} is a folder, not a file name")
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"cannot write {path}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise PermissionError(f"cannot write {path}: the folder {folder} is not writable")
 
 
 def report_bytes(report: Report, fmt: str) -> bytes:
@@ -51,8 +39,5 @@ def write_report(path: str | os.PathLike, report: Report) -> str:
     fmt = report_format(path)
     check_target(path)
     data = report_bytes(report, fmt)
-    try:
-        atomic_write(path, data)
-    except OSError as exc:
-        raise OSError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}") from None
+    atomic_write(path, data)  # (a WriteError names the path and why)
     return fmt

@@ -77,3 +77,20 @@ def test_umask_fallback_without_proc(monkeypatch, umask):
     monkeypatch.setattr("builtins.open", no_proc)
     assert fileio._umask() == 0o027
     assert os.umask(0o027) == 0o027  # the fallback put the umask back
+
+
+def test_a_target_that_cannot_be_written_says_why_and_leaves_nothing(tmp_path, monkeypatch):
+    """A folder, a missing folder, or a failing disk: a WriteError that names the path and why
+    (str for a command line, strerror for a dialog beside the path), and no temporary file left
+    in the target's folder or its parent (the target's own dirname, for a folder)."""
+    with pytest.raises(fileio.WriteError) as got:
+        fileio.atomic_write(tmp_path / "sub", "x") if (tmp_path / "sub").mkdir() is None else None
+    assert str(got.value) == f"cannot write {tmp_path / 'sub'}: it is a folder, not a file name"
+    assert got.value.strerror == "it is a folder, not a file name"
+    missing = tmp_path / "no" / "x.json"
+    with pytest.raises(fileio.WriteError, match=f"cannot write {missing}: the folder {tmp_path / 'no'} does not exist"):
+        fileio.atomic_write(missing, "x")
+    monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    with pytest.raises(fileio.WriteError, match="cannot write .*x.json: No space left on device"):
+        fileio.atomic_write(tmp_path / "x.json", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
