@@ -23,6 +23,7 @@ import pyqtgraph as pg  # noqa: E402  (after PySide6, so pyqtgraph picks that bi
 
 from ..accounting.kinds.base import Param
 from ..accounting.mechanisms import kind_class
+from ..document.fileio import atomic_write
 from .plot_base import BLUE, pen
 from .tasks import TaskRunner, failure_text
 
@@ -104,6 +105,16 @@ class AxisFields(QWidget):
             self.start.setText(f"{lo:.6g}")
             self.stop.setText(f"{hi:.6g}")
 
+    def title(self) -> str:
+        """The varied parameter in words, for a plot's axis: the row's label (or its number) and
+        the parameter's title."""
+        i = self.row_index()
+        if i is None:
+            return ""
+        r, name = self.doc.rows[i], self.param.currentText()
+        spec = kind_class(r.kind).param_specs().get(name)
+        return f"{r.label or f'row {i + 1}'}: {spec.title if spec is not None else name}"
+
     def spec(self) -> str | None:
         """The ``--vary`` spec these fields say (None: no parameter chosen)."""
         i = self.row_index()
@@ -125,6 +136,7 @@ class SweepTab(QWidget):
         self.workers: int | None = None
         self.folder = tempfile.mkdtemp(prefix="prvgui-sweep-")
         self.results_path: str | None = None
+        self._titles: dict[str, str] = {}  # (an axis's column name: the row and parameter in words)
         self.axes = [AxisFields(doc, optional=False), AxisFields(doc, optional=True)]
         self.run_button, self.cancel_button = QPushButton("Run sweep"), QPushButton("Cancel")
         self.png_button, self.csv_button = QPushButton("Export PNG…"), QPushButton("Export CSV…")
@@ -189,6 +201,7 @@ class SweepTab(QWidget):
         if workers is None and not have_dask():
             workers, note = 1, f"on one core: Dask is not installed ({EXTRA} for every core)"
         out = os.path.join(self.folder, "sweep.csv")
+        self._titles = {a.spec().split("=", 1)[0]: a.title() for a in self.axes if a.spec() is not None}
 
         def job(progress, cancel):
             from ..sweep.journal import read_results
@@ -219,7 +232,7 @@ class SweepTab(QWidget):
         for item, y in ((self.upper, eps), (self.lower, lower)):
             item.setData(x, np.where(np.isfinite(y), y, np.nan))
         self.lines.setLogMode(x=axis.log, y=False)
-        self.lines.setLabel("bottom", axis.name)
+        self.lines.setLabel("bottom", self._titles.get(axis.name, axis.name))
         self.plots.setCurrentWidget(self.lines)
 
     def _heatmap(self, plan, eps) -> None:
@@ -232,7 +245,8 @@ class SweepTab(QWidget):
             lo, hi = float(finite.min()), float(finite.max())
             self.bar.setLevels((lo, hi if hi > lo else lo + 1))
         for side, a in (("bottom", plan.axes[0]), ("left", plan.axes[1])):
-            self.heat.setLabel(side, f"log10 {a.name}" if a.log else a.name)
+            name = self._titles.get(a.name, a.name)
+            self.heat.setLabel(side, f"{name} (log10)" if a.log else name)
         self.plots.setCurrentWidget(self.heat)
 
     # ------------------------------------------------------------ exports
@@ -246,14 +260,24 @@ class SweepTab(QWidget):
                 self.status.setText(f"Could not write {path}: {exc}")
 
     def export_png(self, path: str) -> None:
+        """The plot shown, as PNG (written atomically, as every export)."""
         from pyqtgraph.exporters import ImageExporter
-        ImageExporter(self.plots.currentWidget().getPlotItem()).export(path)
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+        image = ImageExporter(self.plots.currentWidget().getPlotItem()).export(toBytes=True)
+        data = QByteArray()
+        buf = QBuffer(data)
+        buf.open(QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buf, "PNG"):
+            raise OSError("could not encode the plot as PNG")
+        buf.close()
+        atomic_write(path, bytes(data.data()))
 
     def export_csv(self, path: str) -> None:
-        """The sweep's results file, as ``prvgui sweep`` writes it."""
+        """The sweep's results file, as ``prvgui sweep`` writes it (written atomically)."""
         if self.results_path is None:
             raise OSError("no sweep has run yet")
-        shutil.copyfile(self.results_path, path)
+        with open(self.results_path, "rb") as f:
+            atomic_write(path, f.read())
 
     def shutdown(self) -> None:
         """Cancel, stop the thread, forget the temporary results (idempotent)."""

@@ -65,7 +65,12 @@ def test_one_parameter_draws_the_certified_epsilon_of_each_point(qtbot, tab, tmp
     tab.export_csv(str(tmp_path / "s.csv"))
     assert read_results(str(tmp_path / "s.csv"))["certified_upper"] == list(y)
     tab.export_png(str(tmp_path / "s.png"))
-    assert os.path.getsize(tmp_path / "s.png") > 1000
+    assert (tmp_path / "s.png").read_bytes().startswith(b"\x89PNG") and os.path.getsize(tmp_path / "s.png") > 1000
+    assert tab.lines.getPlotItem().getAxis("bottom").labelText == "queries: Noise σ"
+    # (written atomically: no temporary file is left; a folder that is not there is named)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv", "s.png"]
+    with pytest.raises(OSError, match="does not exist"):
+        tab.export_csv(str(tmp_path / "no" / "s.csv"))
 
 
 def test_two_parameters_draw_a_heatmap(qtbot, tab):
@@ -77,6 +82,8 @@ def test_two_parameters_draw_a_heatmap(qtbot, tab):
     cols = read_results(tab.results_path)
     assert np.array_equal(img.ravel(), np.asarray(cols["certified_upper"]))
     assert img[0, 2] > img[3, 0]  # little noise, many runs: the largest epsilon
+    item = tab.heat.getPlotItem()
+    assert (item.getAxis("bottom").labelText, item.getAxis("left").labelText) == ("queries: Noise σ", "queries: count (log10)")
 
 
 def test_a_bad_field_says_why_without_computing(qtbot, tab):
