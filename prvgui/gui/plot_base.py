@@ -50,6 +50,17 @@ def pen(color: str, width: float = 2.0, style: Qt.PenStyle = Qt.PenStyle.SolidLi
     return pg.mkPen(color=color, width=width, style=style)
 
 
+
+def png_of(image: QImage) -> bytes:
+    """``image`` encoded as PNG (for atomic_write: exports never write in place)."""
+    arr = QByteArray()
+    buf = QBuffer(arr)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buf, "PNG"):
+        raise OSError("could not encode the plot as PNG")
+    buf.close()
+    return bytes(arr.data())
+
 class PlotTab(QWidget):
     """Base class; subclasses build their items in ``build`` and fill them in ``show_result``."""
 
@@ -583,13 +594,7 @@ class PlotTab(QWidget):
         with PowerAxis.uncached(scene.items()):
             scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
         painter.end()
-        arr = QByteArray()
-        buf = QBuffer(arr)
-        buf.open(QIODevice.OpenModeFlag.WriteOnly)
-        if not image.save(buf, "PNG"):
-            raise OSError("could not encode the plot as PNG")
-        buf.close()
-        return bytes(arr.data())
+        return png_of(image)
 
     def svg_bytes(self) -> bytes:
         """The plot as SVG, drawn by Qt's own SVG generator.

@@ -24,7 +24,7 @@ import pyqtgraph as pg  # noqa: E402  (after PySide6, so pyqtgraph picks that bi
 from ..accounting.kinds.base import Param
 from ..accounting.mechanisms import kind_class
 from ..document.fileio import atomic_write
-from .plot_base import BLUE, pen
+from .plot_base import BLUE, pen, png_of
 from .tasks import TaskRunner, failure_text
 
 TIP = "ε against one or two parameters of the composition: each point certified, as prvgui sweep computes it."
@@ -262,15 +262,7 @@ class SweepTab(QWidget):
     def export_png(self, path: str) -> None:
         """The plot shown, as PNG (written atomically, as every export)."""
         from pyqtgraph.exporters import ImageExporter
-        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-        image = ImageExporter(self.plots.currentWidget().getPlotItem()).export(toBytes=True)
-        data = QByteArray()
-        buf = QBuffer(data)
-        buf.open(QIODevice.OpenModeFlag.WriteOnly)
-        if not image.save(buf, "PNG"):
-            raise OSError("could not encode the plot as PNG")
-        buf.close()
-        atomic_write(path, bytes(data.data()))
+        atomic_write(path, png_of(ImageExporter(self.plots.currentWidget().getPlotItem()).export(toBytes=True)))
 
     def export_csv(self, path: str) -> None:
         """The sweep's results file, as ``prvgui sweep`` writes it (written atomically)."""
