@@ -95,8 +95,12 @@ def _screenshot(app, window, path, out: Path) -> int:
     QTimer.singleShot(300, settle.quit)  # let layouts and plots repaint
     settle.exec()
     app.processEvents()
-    if not window.grab().save(str(out)):
-        print(f"prvgui: error: cannot write {out}", file=sys.stderr)
+    from ..document.fileio import atomic_write
+    from .plot_base import png_of
+    try:
+        atomic_write(out, png_of(window.grab().toImage()))  # (never written in place)
+    except OSError as exc:
+        print(f"prvgui: error: {exc}", file=sys.stderr)
         window.close()
         return 1
     window.close()
