@@ -231,11 +231,17 @@ def discrete_gaussian_lattice(sigma: float, sensitivity: int, near_table: tuple[
     big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
     z, (v_hi, v_lo) = t.z, t.sigma2
 
+    # (one tail lookup a point: S_|y| below 0, S_{y + 1} from 0 up; tail is elementwise, so the
+    # values are those of looking up both and choosing)
     def cdf(y: np.ndarray) -> np.ndarray:  # P(y' <= y)
-        return np.where(y < 0, tail(np.abs(y)), 1.0 - tail(np.maximum(y, -1) + 1))
+        below = y < 0
+        v = tail(np.where(below, -y, y + 1))
+        return np.where(below, v, 1.0 - v)
 
     def sf(y: np.ndarray) -> np.ndarray:  # P(y' > y)
-        return np.where(y >= 0, tail(np.maximum(y, -1) + 1), 1.0 - tail(np.abs(y)))
+        up = y >= 0
+        v = tail(np.where(up, y + 1, -y))
+        return np.where(up, v, 1.0 - v)
 
     def pmf(y: np.ndarray) -> np.ndarray:
         y = np.abs(np.asarray(y, dtype=float))

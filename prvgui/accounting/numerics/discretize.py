@@ -324,7 +324,7 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         # keeps its relative precision, and the mass right of the split is at least half,
         # which mass_rounding needs)
         # (k = 0: the first cell holds half the mass, and everything comes from the sf)
-        k = int(np.clip(np.searchsorted(edges, median, side="right") - 1, 1, edges.size - 1))
+        k = min(max(int(np.searchsorted(edges, median, side="right")) - 1, 1), edges.size - 1)
         if k == 1 and float(c.cdf(edges[1:2])[0]) > 0.5 * c.mass:
             k = 0
         left = _tail_values(c.cdf, edges[:k + 1], progress, 0, edges.size + 1)

@@ -126,10 +126,11 @@ def choose_lambda_for_delta(rows: Sequence[tuple[Row, int]], delta: float,
         return None
     c = -math.log(delta)
 
-    def slope(u: float) -> float:  # (the sign of g' at lam = e^u)
+    def slope(u: float) -> float:  # (the sign of g' at lam = e^u; NaN taken as not rising)
         lam = math.exp(u)
         f, mean = cgf_and_mean(stacked, lam)
-        return lam * mean - f - c
+        v = lam * mean - f - c
+        return min(max(v, -1e300), 1e300) if v == v else -1.0
 
     lo, hi = math.log(_LAM_LO), math.log(LAMBDA_MAX)
     if slope(lo) > 0:

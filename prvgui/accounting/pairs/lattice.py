@@ -152,7 +152,8 @@ class Lattice:
         """The largest i with value(i) <= t, clipped to [lo - 1, hi] (a threshold computed to
         a few ulps of |t| + |origin|, which discretize's edge term covers)."""
         u = (np.asarray(t, dtype=float) - self.origin) / self.step
-        return np.floor(np.clip(u, self.lo - 1, self.hi)).astype(np.int64)
+        # (np.minimum and np.maximum: np.clip's values, without its Python wrapper)
+        return np.floor(np.minimum(np.maximum(u, self.lo - 1), self.hi)).astype(np.int64)
 
     def y_cdf(self, t: Array) -> Array:
         return self.cdf(self.index(t))

@@ -118,6 +118,28 @@ def test_lambda_follows_the_target():
     assert 0 < lams[0] < lams[1] < lams[2]
 
 
+@pytest.mark.parametrize("delta", [1e-3, 1e-10, 1e-30])
+def test_chernoffs_lambda_minimises_the_bound_on_epsilon(delta):
+    """choose_lambda_for_delta (a root finder on the slope's sign) gives the lambda at which
+    Chernoff's bound (log E[e^{lam S}] + log(1 / delta)) / lam is smallest: no lambda of a fine
+    geometric grid does better (the same block summaries, evaluated directly)."""
+    from prvgui.accounting.numerics.tilt import cgf_and_mean, choose_lambda_for_delta, stacked_blocks
+    up = np.exp(-np.linspace(0.0, 8.0, 400))
+    a = DiscretePRV(up / up.sum(), -40, 0.02, 0.0, 0.0, 0.0, 0.0, centre=10)
+    sym = np.exp(-0.5 * np.linspace(-4.0, 4.0, 301) ** 2)
+    b = DiscretePRV(sym / sym.sum(), -150, 0.01, 0.05, 0.0, 0.0, 0.0, centre=150)
+    rows = [(a, 3), (b, 7)]
+    stacked = stacked_blocks(rows)
+    lam = choose_lambda_for_delta(rows, delta, stacked)
+
+    def bound(x: float) -> float:
+        return (cgf_and_mean(stacked, x)[0] - math.log(delta)) / x
+    grid = np.geomspace(lam / 50, lam * 50, 4001)
+    best = min(bound(float(x)) for x in grid)
+    assert bound(lam) <= best + 1e-9 * abs(best)
+    assert bound(lam) < bound(lam * 1.01) and bound(lam) < bound(lam / 1.01)
+
+
 def test_lambda_puts_the_tilted_mean_on_the_target():
     # a skewed row (a mass far up, like a subsampled loss) and a symmetric one, composed
     up = np.exp(-np.linspace(0.0, 8.0, 400))
