@@ -19,9 +19,9 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from ..document.fileio import atomic_write
+from ..document.fileio import atomic_write, check_target
 from ..report.model import gather
-from ..report.output import FORMATS, check_target, report_bytes, report_format
+from ..report.output import FORMATS, report_bytes, report_format
 from .files import FileController
 from .results_panel import ResultsPanel
 from .shown import Shown
