@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 
 def number(text: str) -> float | str:
@@ -17,7 +18,6 @@ def number(text: str) -> float | str:
 def named(path, exc: Exception) -> ValueError:
     """``exc`` as a ValueError whose message names the file (``FILE: what is wrong``), unless it
     names it already (``cannot read FILE: ...``)."""
-    import os
     msg, name = str(exc), os.fspath(path)
     return ValueError(msg if name in msg else f"{name}: {msg}")
 

@@ -50,7 +50,6 @@ def pen(color: str, width: float = 2.0, style: Qt.PenStyle = Qt.PenStyle.SolidLi
     return pg.mkPen(color=color, width=width, style=style)
 
 
-
 def png_of(image: QImage) -> bytes:
     """``image`` encoded as PNG (for atomic_write: exports never write in place)."""
     arr = QByteArray()
@@ -60,6 +59,7 @@ def png_of(image: QImage) -> bytes:
         raise OSError("could not encode the plot as PNG")
     buf.close()
     return bytes(arr.data())
+
 
 class PlotTab(QWidget):
     """Base class; subclasses build their items in ``build`` and fill them in ``show_result``."""
