@@ -38,21 +38,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from .compose import MAX_COARSENING, Composed
+from .compose import BAND_N_MAX, MAX_COARSENING, Composed
 from ..core.errors import Cancelled, GridTooLarge, grid_exhausted
 from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupling_failure
 from .profile import CertifiedProfile
 from ..pairs.prv import PRV
 from .packed import LazyRow, PackedRow, Row, discretize_packed, lazy, stub
 from .reuse import discretized, table_bytes
-from .tree import TREE_ALWAYS, band_counts
-from .window import cgf_blocks
+from .tree import TREE_ALWAYS, TREE_MIN, band_counts
+from .window import LAMBDAS, cgf_blocks
 
 #: distinct rows from which make_plan may take class_plan's tiers; their share of a draw's
 #: inner term at the planned theta, and how many (widths 3, 9, ..., 3^CLASS_TIERS)
@@ -311,6 +311,105 @@ def certify(composed: Composed, rows: Sequence[tuple[Row, int]], plan: Plan
               "total_rel": prof.err_rel, "total_abs": prof.err_abs,
               **{k: v for k, v in composed.parts.items() if k.startswith("tilt_")}}
     return prof, budget
+
+
+def least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
+    """A lower bound, found before discretising, on the width of the window compose.compose
+    chooses for fewer than TREE_MIN distinct rows on the plan's mesh (window.choose_window at
+    mass ``plan.e_w``: tree.compose_many composes so few rows at once); 0 when nothing is known.
+
+    The window's upper end is min(Chernoff's, the support's): the least over window.LAMBDAS of
+    (sum k cgf(lambda) + log(2 / e_w)) / lambda, with cgf an upper bound on each discretised
+    row's, clipped at the sum of the rows' last cells. Both are bounded below from each row's
+    continuous part between a' and b', where cdf(a') and sf(b') exceed twice the row's tail cut
+    tau (so the discretised row keeps that mass, and has cells with mass beyond a' and b'): its mass in SPAN_CELLS cells, each placed at its
+    left end, is a lower bound on E[exp(lambda Y)] of the row for lambda > 0, once every value
+    is moved down by the most the discretisation moves a value (the widest cell and the shift:
+    d = (2 w + 2) h); its last cell lies above b' - d. The lower end likewise, mirrored. Fewer
+    cells only weaken the bound."""
+    if not 0 < len(prvs) < TREE_MIN:
+        return 0.0
+    d = (2 * max(1, plan.coarse[1], *(r for _, r in plan.tiers)) + 2) * plan.h
+    lams = LAMBDAS
+    up, down = np.zeros(lams.size), np.zeros(lams.size)
+    hi_s = lo_s = 0.0
+    for prv, k in prvs:
+        c = prv.cont
+        if k <= 0:
+            continue
+        if c is None or c.mass <= 0:
+            return 0.0
+        tau = plan.tau(prv)
+        try:
+            a, b = c.lower_cut(tau, plan.h), c.upper_cut(tau, plan.h)
+        except ArithmeticError:
+            return 0.0
+        # (to the mesh: a start point far from the bulk leaves [a, b] far wider than the mass;
+        # at 2 tau, so that the discretised row's cells beyond a' and b' hold at least tau)
+        a_in = _crossing(c.cdf, a, b, 2 * tau, plan.h)
+        b_in = _crossing(partial(_mirrored, c.sf), -b, -a, 2 * tau, plan.h)
+        if a_in is None or b_in is None or not a_in < -b_in:
+            return 0.0
+        x = np.linspace(a_in, -b_in, SPAN_CELLS + 1)
+        with np.errstate(divide="ignore"):
+            log_m = np.log(np.maximum(np.diff(np.asarray(c.cdf(x), dtype=float)), 0.0) * (1 - 1e-9))
+        if not np.isfinite(log_m).any():
+            return 0.0
+        up += k * _log_sum_exp(log_m[None, :] + lams[:, None] * x[None, :-1])
+        down += k * _log_sum_exp(log_m[None, :] - lams[:, None] * x[None, 1:])
+        hi_s += k * (-b_in - d)
+        lo_s += k * (a_in + d)
+    k_all = sum(k for _, k in prvs if k > 0)
+    log_t = math.log(2.0 / plan.e_w)
+    hi = min(float(np.min((up + log_t) / lams)) - k_all * d, hi_s)
+    lo = max(-float(np.min((down + log_t) / lams)) + k_all * d, lo_s)
+    return max(hi - lo, 0.0)
+
+
+def _mirrored(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    return f(-x)
+
+
+def _log_sum_exp(e: np.ndarray) -> np.ndarray:
+    """log sum exp over each row of ``e`` (a row of -inf only where every term is)."""
+    m = e.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return m[:, 0] + np.log(np.exp(e - np.where(np.isfinite(m), m, 0.0)).sum(axis=1))
+
+
+#: the cells least_width spreads each row's continuous part over
+SPAN_CELLS = 64
+
+
+def _crossing(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float, t: float, tol: float
+              ) -> float | None:
+    """A point x with f(x) > t (as evaluated) within about ``tol`` above where the rising f
+    crosses t, from [lo, hi] with f(lo) <= t < f(hi); None when those ends do not hold."""
+    f_lo, f_hi = (float(v) for v in f(np.array([lo, hi])))
+    if not (f_lo <= t < f_hi):
+        return None
+    while hi - lo > tol:
+        pts = np.linspace(lo, hi, 66)[1:-1]
+        above = np.flatnonzero(np.asarray(f(pts)) > t)
+        new = (float(pts[above[0] - 1]) if above.size and above[0] > 0 else lo if above.size else float(pts[-1]),
+               float(pts[above[0]]) if above.size else hi)
+        if new == (lo, hi):
+            break  # (float resolution)
+        lo, hi = new
+    return hi
+
+
+def check_fits(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int) -> None:
+    """Raises GridTooLarge, as the composition would after discretising every row, when
+    ``least_width`` says the window needs more than ``n_max`` points on the plan's mesh and
+    compose.choose_band cannot take it either (past BAND_N_MAX points, or more than n_max once
+    decimated as far as the plan's aggregation allows). A shuffled Gaussian whose loss sits near
+    5e11 nats took 15 s a side to discretise 2.3 x 10^7 cells only to be refused so."""
+    width = least_width(prvs, plan)
+    n = math.ceil(width / plan.h)
+    d_max = max(1, int(2 * plan.agg_max / plan.h) + 1)
+    if n > n_max and (n > BAND_N_MAX or n // min(d_max, n) > n_max):
+        raise GridTooLarge(n, n_max, width)
 
 
 def coarsened(build: Callable[[float], T], eps_error: float, k_total: int, err: float, n_max: int,

@@ -38,7 +38,7 @@ from ..core.values import ORDERS, Bounds, Relation, as_relation
 from ..mechanisms import Neighbouring, Row
 from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible, long_double_gain
 from ..numerics.tree import compose_many
-from ..numerics.pipeline import certify, coarsened, discretize_many, error_level, make_plan
+from ..numerics.pipeline import certify, check_fits, coarsened, discretize_many, error_level, make_plan
 from ..numerics.pricing import CostModel
 from ..numerics.packed import stub
 from ..numerics.profile import CertifiedProfile
@@ -309,6 +309,8 @@ class Accountant:
     def _build_at(self, prvs, order: str, err: float, scale: float, progress,
                   extended: bool = False, target: tuple[str, float] | None = None) -> _Side:
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err, len(prvs))
+        if target is None:  # (a tilted composition's window is another distribution's)
+            check_fits(prvs, plan, self.n_max)
         discs = discretize_many(prvs, plan, self.n_max, self.cancel,
                                 scaled(progress, 0.0, DISCRETIZE_SHARE))
         options = dict(cancel=self.cancel, progress=scaled(progress, DISCRETIZE_SHARE, 1.0),

@@ -1,0 +1,109 @@
+"""pipeline.least_width / check_fits: a composition that cannot fit any grid is refused before
+its rows are discretised, and the bound never exceeds the window the composition chooses."""
+import pytest
+
+from prvgui.accounting import Accountant, Row
+from prvgui.accounting.kinds import KINDS
+from prvgui.accounting.kinds.shuffled_gaussian import ShuffleAttack
+from prvgui.accounting.mechanisms import mechanism_from_params
+from prvgui.accounting.numerics import pipeline
+from prvgui.accounting.numerics.compose import prepared_row
+from prvgui.accounting.numerics.packed import dense
+from prvgui.accounting.numerics.window import choose_window
+from prvgui.accounting.queries import accountant as accountant_mod
+from prvgui.accounting.queries.accountant import _rows_prvs
+
+
+def _window(prvs, plan) -> float:
+    """The width of the window compose.compose chooses for these rows on the plan's mesh."""
+    discs = pipeline.discretize_many(prvs, plan, 24 * 2 ** 20)
+    rows = [(dense(d), k) for d, k in discs if k > 0]
+    lo, hi, _ = choose_window([(prepared_row(d, None, k), k) for d, k in rows], plan.e_w)
+    return hi - lo
+
+
+def _cases(counts):
+    for name, cls in sorted(KINDS.items()):
+        for i, mech in enumerate(cls.example_instances()):
+            for k in counts:
+                for order in ("remove", "add"):
+                    yield pytest.param(mech, k, order, id=f"{name}{i}-{k}-{order}")
+
+
+def _check(mech, k, order, eps_error, delta):
+    try:
+        prvs = _rows_prvs([Row(mech, k)], order)
+    except ValueError:
+        pytest.skip("no such order")
+    if not prvs or any(p.inf_mass >= 1 for p, _ in prvs):
+        pytest.skip("nothing composed")
+    plan = pipeline.make_plan(eps_error, 1.0, k, pipeline.error_level(delta), 1)
+    got = pipeline.least_width(prvs, plan)
+    window = _window(prvs, plan)
+    assert 0.0 <= got <= window
+    return got, window
+
+
+@pytest.mark.parametrize("mech, k, order", list(_cases((1, 30))))
+def test_the_bound_is_below_the_window_chosen(mech, k, order):
+    _check(mech, k, order, 0.05, 1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mech, k, order", list(_cases((1, 30, 1000))))
+@pytest.mark.parametrize("eps_error, delta", [(0.5, 1e-10), (0.01, 1e-3)])
+def test_the_bound_is_below_the_window_chosen_more_widely(mech, k, order, eps_error, delta):
+    _check(mech, k, order, eps_error, delta)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 3.0, 40.0])
+def test_for_a_gaussian_it_is_most_of_the_window(sigma):
+    """Not a bound that cannot fail by being 0: for a Gaussian drawn once, within 40% of it
+    (the discretisation's margin, a few cells, is most of the gap at sigma 40)."""
+    got, window = _check(KINDS["gaussian"].from_params({"sigma": sigma}), 1, "remove", 0.05, 1e-5)
+    assert got >= 0.6 * window
+
+
+def test_mixed_rows_are_bounded_by_their_window():
+    rows = [Row(mechanism_from_params("gaussian", {"sigma": 2.0}), 3),
+            Row(mechanism_from_params("laplace", {"scale": 0.7}), 5),
+            Row(mechanism_from_params("subsampled_gaussian", {"sigma": 1.1, "sampling_rate": 0.02}), 200)]
+    for order in ("remove", "add"):
+        prvs = _rows_prvs(rows, order)
+        plan = pipeline.make_plan(0.05, 1.0, sum(k for _, k in prvs), pipeline.error_level(1e-6), len(prvs))
+        got, window = pipeline.least_width(prvs, plan), _window(prvs, plan)
+        assert 0.3 * window <= got <= window
+
+
+def test_many_rows_are_not_bounded():
+    """(from tree.TREE_MIN rows on the composition may be grouped, and each group's window is cut
+    before the top one: the argument does not reach that, so nothing is claimed)"""
+    prvs = [(KINDS["gaussian"].from_params({"sigma": 1 + i / 10}).prv("remove"), 1) for i in range(16)]
+    plan = pipeline.make_plan(0.05, 1.0, 16, 1e-11, 16)
+    assert pipeline.least_width(prvs, plan) == 0.0
+
+
+def test_a_hopeless_shuffled_gaussian_is_refused_before_discretising(monkeypatch):
+    """(the property sweep's input: sigma 1 at sensitivity 1e6 under replace-one in groups of 5;
+    each order discretised 2.3 x 10^7 cells in 15 s before the composition found its window too
+    wide for any grid)"""
+    def refuse(*args, **kwargs):
+        raise AssertionError("discretised a composition that cannot fit")
+    monkeypatch.setattr(accountant_mod, "discretize_many", refuse)
+    # (the attack pair that input's lower bound composes: engine/view_model.py)
+    acc = Accountant([Row(ShuffleAttack(noise=1e-6, batches=238, shift=1.0, base=1.0), 1153)], 0.05)
+    with pytest.raises(MemoryError, match="far from private"):
+        acc.epsilon(1e-5)
+
+
+def test_a_composition_that_fits_is_not_refused():
+    row = Row(mechanism_from_params("subsampled_gaussian", {"sigma": 0.8, "sampling_rate": 0.01}), 30)
+    prvs = _rows_prvs([row], "remove")
+    plan = pipeline.make_plan(0.05, 1.0, 30, 1e-11, 1)
+    cells = pipeline.least_width(prvs, plan) / plan.h
+    assert cells > 100
+    pipeline.check_fits(prvs, plan, int(cells) + 1)
+    # (a window of ``cells`` cells read at the aggregation's coarsest decimation)
+    decimated = int(cells) // (int(2 * plan.agg_max / plan.h) + 2)
+    with pytest.raises(MemoryError):
+        pipeline.check_fits(prvs, plan, decimated)
