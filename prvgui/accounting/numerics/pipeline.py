@@ -329,6 +329,15 @@ def least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
     cells only weaken the bound."""
     if not 0 < len(prvs) < TREE_MIN:
         return 0.0
+    try:
+        with np.errstate(all="ignore"):
+            got = _least_width(prvs, plan)
+    except ArithmeticError:  # (a kind whose tails overflow far out: no claim, the query goes on)
+        return 0.0
+    return got if math.isfinite(got) else 0.0
+
+
+def _least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
     d = (2 * max(1, plan.coarse[1], *(r for _, r in plan.tiers)) + 2) * plan.h
     lams = LAMBDAS
     up, down = np.zeros(lams.size), np.zeros(lams.size)
@@ -340,10 +349,7 @@ def least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
         if c is None or c.mass <= 0:
             return 0.0
         tau = plan.tau(prv)
-        try:
-            a, b = c.lower_cut(tau, plan.h), c.upper_cut(tau, plan.h)
-        except ArithmeticError:
-            return 0.0
+        a, b = c.lower_cut(tau, plan.h), c.upper_cut(tau, plan.h)
         # (to the mesh: a start point far from the bulk leaves [a, b] far wider than the mass;
         # at 2 tau, so that the discretised row's cells beyond a' and b' hold at least tau)
         a_in = _crossing(c.cdf, a, b, 2 * tau, plan.h)
@@ -351,8 +357,7 @@ def least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
         if a_in is None or b_in is None or not a_in < -b_in:
             return 0.0
         x = np.linspace(a_in, -b_in, SPAN_CELLS + 1)
-        with np.errstate(divide="ignore"):
-            log_m = np.log(np.maximum(np.diff(np.asarray(c.cdf(x), dtype=float)), 0.0) * (1 - 1e-9))
+        log_m = np.log(np.maximum(np.diff(np.asarray(c.cdf(x), dtype=float)), 0.0) * (1 - 1e-9))
         if not np.isfinite(log_m).any():
             return 0.0
         up += k * _log_sum_exp(log_m[None, :] + lams[:, None] * x[None, :-1])
@@ -363,7 +368,7 @@ def least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
     log_t = math.log(2.0 / plan.e_w)
     hi = min(float(np.min((up + log_t) / lams)) - k_all * d, hi_s)
     lo = max(-float(np.min((down + log_t) / lams)) + k_all * d, lo_s)
-    return max(hi - lo, 0.0)
+    return hi - lo if hi > lo else 0.0  # (nan: 0)
 
 
 def _mirrored(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
@@ -373,8 +378,7 @@ def _mirrored(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarra
 def _log_sum_exp(e: np.ndarray) -> np.ndarray:
     """log sum exp over each row of ``e`` (a row of -inf only where every term is)."""
     m = e.max(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        return m[:, 0] + np.log(np.exp(e - np.where(np.isfinite(m), m, 0.0)).sum(axis=1))
+    return m[:, 0] + np.log(np.exp(e - np.where(np.isfinite(m), m, 0.0)).sum(axis=1))
 
 
 #: the cells least_width spreads each row's continuous part over

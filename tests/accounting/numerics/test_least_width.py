@@ -1,5 +1,6 @@
 """pipeline.least_width / check_fits: a composition that cannot fit any grid is refused before
 its rows are discretised, and the bound never exceeds the window the composition chooses."""
+import numpy as np
 import pytest
 
 from prvgui.accounting import Accountant, Row
@@ -107,3 +108,20 @@ def test_a_composition_that_fits_is_not_refused():
     decimated = int(cells) // (int(2 * plan.agg_max / plan.h) + 2)
     with pytest.raises(MemoryError):
         pipeline.check_fits(prvs, plan, decimated)
+
+
+def test_tails_that_fail_claim_nothing():
+    """A kind whose tail functions overflow or give NaN far out: no bound, and no error (the
+    query goes on to discretise, which says what it says)."""
+    from prvgui.accounting.pairs.prv import PRV, Continuous
+
+    def overflowing(x):
+        raise OverflowError("far out")
+
+    def nan(x):
+        return np.full(np.shape(x), np.nan)
+    plan = pipeline.make_plan(0.05, 1.0, 10, 1e-11, 1)
+    for f in (overflowing, nan):
+        prv = PRV((), 0.0, Continuous(-1.0, 1.0, 1.0, f, f, 0.0), 0.0, 0.0)
+        assert pipeline.least_width([(prv, 10)], plan) == 0.0
+        pipeline.check_fits([(prv, 10)], plan, 16)
