@@ -50,6 +50,7 @@ from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupl
 from .profile import CertifiedProfile
 from ..pairs.prv import PRV
 from .packed import LazyRow, PackedRow, Row, discretize_packed, lazy, stub
+from . import reuse
 from .reuse import discretized, table_bytes
 from .tree import TREE_ALWAYS, TREE_MIN, band_counts
 from .window import LAMBDAS, cgf_blocks
@@ -349,13 +350,19 @@ def _least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
         if c is None or c.mass <= 0:
             return 0.0
         tau = plan.tau(prv)
-        a, b = c.lower_cut(tau, plan.h), c.upper_cut(tau, plan.h)
-        # (to the mesh: a start point far from the bulk leaves [a, b] far wider than the mass;
-        # at 2 tau, so that the discretised row's cells beyond a' and b' hold at least tau)
-        a_in = _crossing(c.cdf, a, b, 2 * tau, plan.h)
-        b_in = _crossing(partial(_mirrored, c.sf), -b, -a, 2 * tau, plan.h)
-        if a_in is None or b_in is None or not a_in < -b_in:
-            return 0.0
+        a, b = c.lower_cut(tau, math.inf), c.upper_cut(tau, math.inf)  # (cdf(a), sf(b) <= tau)
+        # a' and b' at 2 tau, so that the discretised row's cells beyond them hold at least tau;
+        # within a 4096th of [a, b], then again within a 4096th of [a', b'] while that is under
+        # 64 of them (a start far from the bulk leaves [a, b] far wider than the mass), to the mesh
+        tol = (b - a) / 4096
+        while True:
+            a_in = _crossing(c.cdf, a, b, 2 * tau, tol)
+            b_in = _crossing(partial(_mirrored, c.sf), -b, -a, 2 * tau, tol)
+            if a_in is None or b_in is None or not a_in < -b_in:
+                return 0.0
+            if -b_in - a_in >= 64 * tol or tol <= plan.h:
+                break
+            tol = max(plan.h, (-b_in - a_in) / 4096)
         x = np.linspace(a_in, -b_in, SPAN_CELLS + 1)
         log_m = np.log(np.maximum(np.diff(np.asarray(c.cdf(x), dtype=float)), 0.0) * (1 - 1e-9))
         if not np.isfinite(log_m).any():
@@ -408,7 +415,12 @@ def check_fits(prvs: Sequence[tuple[PRV, int]], plan: Plan, n_max: int) -> None:
     ``least_width`` says the window needs more than ``n_max`` points on the plan's mesh and
     compose.choose_band cannot take it either (past BAND_N_MAX points, or more than n_max once
     decimated as far as the plan's aggregation allows). A shuffled Gaussian whose loss sits near
-    5e11 nats took 15 s a side to discretise 2.3 x 10^7 cells only to be refused so."""
+    5e11 nats took 15 s a side to discretise 2.3 x 10^7 cells only to be refused so. Rows
+    discretised on this mesh before (reuse.py) are not checked: there is nothing to save, and
+    an edit in the window would pay a few ms a row for it."""
+    if len(prvs) >= TREE_MIN or all(reuse.is_kept(prv, plan.h, plan.tau(prv), n_max, plan.coarse, plan.tiers)
+                                    for prv, k in prvs if k > 0):
+        return  # (least_width claims nothing for so many rows)
     width = least_width(prvs, plan)
     n = math.ceil(width / plan.h)
     d_max = max(1, int(2 * plan.agg_max / plan.h) + 1)

@@ -196,6 +196,16 @@ def discretized(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[fl
     return d
 
 
+def is_kept(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[float, int],
+            tiers: tuple[tuple[float, int], ...] = ()) -> bool:
+    """Whether ``discretized`` with these arguments would be answered from what is kept."""
+    key = (prv, float(h), float(tau), int(max_cells), tuple(coarse), tuple(tiers))
+    if not _state["on"] or not _hashable(key):
+        return False
+    with _lock:
+        return key in _discs
+
+
 def prepared(d: DiscretePRV) -> PreparedRow:
     """``PreparedRow(d)``, the same object for a kept discretisation while it is kept (its
     cumulant bounds, worked out on demand, then serve every later window: a steps curve's

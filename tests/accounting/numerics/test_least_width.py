@@ -125,3 +125,16 @@ def test_tails_that_fail_claim_nothing():
         prv = PRV((), 0.0, Continuous(-1.0, 1.0, 1.0, f, f, 0.0), 0.0, 0.0)
         assert pipeline.least_width([(prv, 10)], plan) == 0.0
         pipeline.check_fits([(prv, 10)], plan, 16)
+
+
+def test_rows_kept_from_an_earlier_query_are_not_checked_again(monkeypatch):
+    """(an edit in the window recomposes rows whose discretisations are kept: nothing to save)"""
+    row = Row(mechanism_from_params("gaussian", {"sigma": 1.7071}), 7)
+    Accountant([row], 0.05, closed_forms=False).epsilon(1e-6)
+    calls = []
+    real = pipeline.least_width
+    monkeypatch.setattr(pipeline, "least_width", lambda *a: calls.append(a) or real(*a))
+    again = Accountant([row], 0.05, closed_forms=False).epsilon(1e-6)
+    assert calls == [] and again.lower <= again.upper
+    Accountant([Row(mechanism_from_params("gaussian", {"sigma": 1.9137}), 7)], 0.05, closed_forms=False).epsilon(1e-6)
+    assert calls  # (a row not seen before is)
