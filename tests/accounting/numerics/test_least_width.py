@@ -138,3 +138,32 @@ def test_rows_kept_from_an_earlier_query_are_not_checked_again(monkeypatch):
     assert calls == [] and again.lower <= again.upper
     Accountant([Row(mechanism_from_params("gaussian", {"sigma": 1.9137}), 7)], 0.05, closed_forms=False).epsilon(1e-6)
     assert calls  # (a row not seen before is)
+
+
+@pytest.mark.slow
+def test_a_composition_refused_at_first_is_coarsened_and_still_brackets_the_truth(monkeypatch):
+    """sigma 3e-4, 30 draws: the loss spans about 10^5 nats, more than n_max cells at the accuracy
+    asked. The check refuses the first mesh without discretising; ``coarsened`` widens; the
+    bracket holds the Gaussian's exact epsilon (Balle and Wang's delta(epsilon), mu = sqrt(30) / sigma)."""
+    import math
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+    refused = []
+    real = pipeline.check_fits
+
+    def spy(prvs, plan, n_max):
+        try:
+            real(prvs, plan, n_max)
+        except MemoryError:
+            refused.append(plan.h)
+            raise
+    monkeypatch.setattr(accountant_mod, "check_fits", spy)
+    sigma, k = 3e-4, 30
+    acc = Accountant([Row(mechanism_from_params("gaussian", {"sigma": sigma}), k)], 0.01, closed_forms=False)
+    got = acc.epsilon(1e-6)
+    mu = math.sqrt(k) / sigma
+    exact = brentq(lambda e: norm.cdf(-e / mu + mu / 2) - math.exp(e + norm.logcdf(-e / mu - mu / 2)) - 1e-6,
+                   0.0, mu * mu)
+    assert refused and acc.eps_error_used > 0.01
+    assert got.lower <= exact <= got.upper
+    assert got.upper - got.lower <= 2 * acc.eps_error_used * (1 + 1e-9)
