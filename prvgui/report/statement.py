@@ -142,7 +142,7 @@ def statement(result, composition=None, risk=None) -> Statement:
     fit = getattr(risk, "gdp", None) if risk is not None else None
     beside = []
     if rho is not None:
-        beside.append(f"ρ = {fmt_bound(rho, 4)} (zCDP)")
+        beside.append("no finite ρ (zCDP)" if math.isinf(rho) else f"ρ = {fmt_bound(rho, 4)} (zCDP)")
     if fit is not None and fit.mu is not None:
         if math.isinf(fit.mu):
             beside.append("no finite μ-GDP")

@@ -63,3 +63,21 @@ def test_tuning_accounted_sets_the_guarantee():
     one = float(fields["One training run"].split("(ε, δ) = (")[1].split(",")[0])
     tuned = float(fields["Guarantee"].split("(ε, δ) = (")[1].split(",")[0])
     assert tuned > one and not any("tuning is not accounted" in f for f in s.flags)
+
+
+def test_a_noiseless_full_batch_step_claims_no_finite_rho():
+    """(the input-space sweep's find: sigma 0 at rate 1 read mu as 1 / noise, the noise ratio
+    being inf for "no noise", and the statement said rho = 0 of a release with no noise at all)"""
+    s = _statement(comp([{"kind": "subsampled_gaussian", "sigma": 0.0, "sampling_rate": 1.0, "count": 3}]))
+    beside = dict(s.fields)["Beside ε"]
+    assert "no finite ρ" in beside and "ρ = 0" not in beside
+
+
+def test_a_step_without_sensitivity_gets_a_statement():
+    """(the sweep's other find: a truncated Poisson step at sensitivity 0, beside another row,
+    divided by zero on the way to its rho)"""
+    tp = {"kind": "truncated_poisson", "dataset_size": 464, "sampling_rate": 1.0, "max_batch": 464,
+          "sigma": 1.0, "sensitivity": 0.0, "count": 5}
+    g = {"kind": "gaussian", "sigma": 2.0, "count": 1}
+    fields = dict(_statement(comp([tp, g])).fields)
+    assert "ρ = 0.125" in fields["Beside ε"]  # (the Gaussian's mu^2 / 2; the other row adds 0)

@@ -33,7 +33,7 @@ from ..pairs.prv import PRV, TRIVIAL, Continuous
 from ..pairs.subsampling import (REFINED_PANELS, blind_subsample, kl_integrand, kl_pair, l0_of_t,
                                  log_mix, refined_breaks)
 from .base import (NOISELESS, fixed_size_error, SampledBatches, SAMPLING, SAMPLING_RATE, Mechanism, Param,
-                   Relation, Search, param)
+                   Relation, Search, param, ratio)
 from .gaussian import gaussian_prv
 
 Array = np.ndarray
@@ -143,8 +143,14 @@ class SubsampledGaussian(SampledBatches, Mechanism):  # type: ignore[misc, overr
 
     @property
     def noise(self) -> float:
-        """s = sigma / sensitivity (inf: no noise relative to the sensitivity... see is_trivial)."""
-        return math.inf if self.sigma == 0 else self.sigma / self.sensitivity
+        """s = sigma / sensitivity as subsampled_gaussian_prv reads it: inf for no noise (sigma 0:
+        the noiseless pair), and inf without sensitivity too (a trivial row is never composed;
+        read as noiseless it would only overstate the loss). Never 1 / mu: see gaussian_mu."""
+        return math.inf if self.sigma == 0 or self.sensitivity == 0 else self.sigma / self.sensitivity
+
+    def _scale(self) -> float:
+        """sigma / sensitivity as a number: 0 without noise, inf without sensitivity."""
+        return math.inf if self.sensitivity == 0 else self.sigma / self.sensitivity
 
     sampling: str = param(SAMPLING, default="poisson")
 
@@ -184,7 +190,9 @@ class SubsampledGaussian(SampledBatches, Mechanism):  # type: ignore[misc, overr
         return subsampled_gaussian_prv(self.noise, self.sampling_rate, order)
 
     def gaussian_mu(self) -> float | None:
-        return 1.0 / self.noise if self.sampling_rate == 1 else None
+        """mu = sensitivity / sigma at rate 1: inf without noise, 0 without sensitivity (not
+        1 / noise, whose inf means "no noise": mu 0 there said rho = 0 of a noiseless release)."""
+        return ratio(self.sensitivity, self.sigma) if self.sampling_rate == 1 else None
 
     def tail_rho(self) -> float | None:
         """Each order's Renyi divergence is at most the unsampled Gaussian's (joint convexity)."""
@@ -193,7 +201,7 @@ class SubsampledGaussian(SampledBatches, Mechanism):  # type: ignore[misc, overr
         return 0.5 / (self.noise * self.noise)
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
-        q, s = self.sampling_rate, self.sigma / self.sensitivity
+        q, s = self.sampling_rate, self._scale()
         c = 0.5 / (s * s) if s * s > 0 else math.inf
         if q == 1:
             return orders * c
@@ -208,7 +216,7 @@ class SubsampledGaussian(SampledBatches, Mechanism):  # type: ignore[misc, overr
         return out
 
     def gdp_mu2(self) -> float:
-        q, s = self.sampling_rate, self.sigma / self.sensitivity
+        q, s = self.sampling_rate, self._scale()
         u = 1 / (s * s) if s * s > 0 else math.inf
         if math.isinf(u):  # no noise: not GDP at any mu (q^2 (e^inf - 1) would be 0 * inf)
             return math.inf

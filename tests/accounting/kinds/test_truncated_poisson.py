@@ -261,3 +261,13 @@ def test_revealed_mixture_with_point_masses_and_its_delta():
             want = sum(w * _quad_delta(c, eps, ends) for w, c in comps)
             assert _quad_delta(mix, eps, ends) == pytest.approx(want, rel=1e-10, abs=1e-16)
             assert mix.delta(eps) == pytest.approx(want, rel=1e-8, abs=1e-16)
+
+
+def test_mu_of_a_full_batch_step_reads_noise_and_sensitivity_the_right_way_round():
+    import math
+    from prvgui.accounting.kinds.subsampled_gaussian import SubsampledGaussian
+    assert SubsampledGaussian(0.0, 1.0).gaussian_mu() == math.inf
+    assert SubsampledGaussian(1.0, 1.0, 0.0).gaussian_mu() == 0.0
+    assert SubsampledGaussian(2.0, 1.0, 3.0).gaussian_mu() == 1.5
+    assert SubsampledGaussian(0.0, 1.0).zcdp_rho() == math.inf
+    assert SubsampledGaussian(1.0, 1.0, 0.0).rdp(np.array([2.0]))[0] == 0.0
