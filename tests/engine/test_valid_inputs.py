@@ -10,7 +10,7 @@ from prvgui.accounting.queries.curves import atom_cells
 from prvgui.accounting.core.values import Relation
 from prvgui.accounting.mechanisms import Row, mechanism_from_params
 from prvgui.accounting.pairs.mixture import replace_gaussian_prv
-from prvgui.engine.view_model import Request, compute
+from prvgui.engine.view_model import Request, compute, published
 
 
 @given(st.lists(st.floats(0.0, 1.0), min_size=0, max_size=30), st.sampled_from(["some", "all", "none"]))
@@ -159,3 +159,23 @@ def test_a_tilted_composition_whose_rounding_is_100_percent_is_vacuous_not_an_er
     eps0, _ = row.mechanism.under(Relation("replace_one")).eps_delta()
     assert eps0 == 2 * 5167 / 0.0011595164400686675
     assert res.certified_upper.value >= 1e9 * eps0 * (1 - 1e-9)
+
+
+def test_a_proven_lower_bound_never_exceeds_a_certified_upper_bound_when_noise_is_taken_as_none():
+    """(the input-space sweep's find: truncated Poisson steps at sigma 4e-58, noise the engine reads
+    as none, so the attack pair's bracket was [inf, inf]; RDP certified 9.3e118, and the proven
+    lower bound said inf: it now leaves such rows out, which only lowers epsilon)"""
+    mech = mechanism_from_params("truncated_poisson", {"dataset_size": 628583, "sampling_rate": 1.0,
+                                                       "max_batch": 7120, "sigma": 4.074509806638999e-58})
+    res = compute(Request((Row(mech, 3869),), 1e-5, None, 0.05, "add_remove", 1, profile_points=10,
+                          tradeoff_points=11, steps_row=0, steps_points=4))
+    assert math.isfinite(published(res))
+    assert res.epsilon_at_least is not None and res.epsilon_at_least <= published(res)
+    # (with a row of real noise beside it, that row's own lower bound is kept)
+    other = Row(mechanism_from_params("truncated_poisson", {"dataset_size": 1000, "sampling_rate": 0.1,
+                                                            "max_batch": 200, "sigma": 1.0}), 50)
+    both = compute(Request((Row(mech, 3869), other), 1e-5, None, 0.05, "add_remove", 1, profile_points=10,
+                           tradeoff_points=11, steps_row=0, steps_points=4))
+    alone = compute(Request((other,), 1e-5, None, 0.05, "add_remove", 1, profile_points=10,
+                            tradeoff_points=11, steps_row=0, steps_points=4))
+    assert 0 < alone.epsilon_at_least <= both.epsilon_at_least <= published(both)
