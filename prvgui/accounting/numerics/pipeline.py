@@ -323,11 +323,12 @@ def least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
     (sum k cgf(lambda) + log(2 / e_w)) / lambda, with cgf an upper bound on each discretised
     row's, clipped at the sum of the rows' last cells. Both are bounded below from each row's
     continuous part between a' and b', where cdf(a') and sf(b') exceed twice the row's tail cut
-    tau (so the discretised row keeps that mass, and has cells with mass beyond a' and b'): its mass in SPAN_CELLS cells, each placed at its
-    left end, is a lower bound on E[exp(lambda Y)] of the row for lambda > 0, once every value
-    is moved down by the most the discretisation moves a value (the widest cell and the shift:
-    d = (2 w + 2) h); its last cell lies above b' - d. The lower end likewise, mirrored. Fewer
-    cells only weaken the bound."""
+    tau (so the discretised row keeps that mass, and has cells with mass beyond a' and b'). Its
+    mass in SPAN_CELLS cells, each placed at its left end, is a lower bound on E[exp(lambda Y)]
+    of the row for lambda > 0, once every value is moved down by the most the discretisation
+    moves a value (the widest cell and the shift: d = (2 w + 2) h); its last cell lies above
+    b' - d. The lower end likewise, mirrored. Fewer cells only weaken the bound
+    (docs/method.md, "When a bracket widens")."""
     if not 0 < len(prvs) < TREE_MIN:
         return 0.0
     try:
