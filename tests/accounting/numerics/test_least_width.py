@@ -45,14 +45,14 @@ def _check(mech, k, order, eps_error, delta):
     return got, window
 
 
-@pytest.mark.parametrize("mech, k, order", list(_cases((1, 30))))
+@pytest.mark.parametrize("mech, k, order", list(_cases((30,))))
 def test_the_bound_is_below_the_window_chosen(mech, k, order):
     _check(mech, k, order, 0.05, 1e-5)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mech, k, order", list(_cases((1, 30, 1000))))
-@pytest.mark.parametrize("eps_error, delta", [(0.5, 1e-10), (0.01, 1e-3)])
+@pytest.mark.parametrize("eps_error, delta", [(0.05, 1e-5), (0.5, 1e-10), (0.01, 1e-3)])
 def test_the_bound_is_below_the_window_chosen_more_widely(mech, k, order, eps_error, delta):
     _check(mech, k, order, eps_error, delta)
 
