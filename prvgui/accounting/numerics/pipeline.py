@@ -53,7 +53,7 @@ from .packed import LazyRow, PackedRow, Row, discretize_packed, lazy, stub
 from . import reuse
 from .reuse import discretized, table_bytes
 from .tree import TREE_ALWAYS, TREE_MIN, band_counts
-from .window import LAMBDAS, cgf_blocks
+from .window import LAMBDAS, _cgf_bounds, cgf_blocks
 
 #: distinct rows from which make_plan may take class_plan's tiers; their share of a draw's
 #: inner term at the planned theta, and how many (widths 3, 9, ..., 3^CLASS_TIERS)
@@ -368,8 +368,9 @@ def _least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
         log_m = np.log(np.maximum(np.diff(np.asarray(c.cdf(x), dtype=float)), 0.0) * (1 - 1e-9))
         if not np.isfinite(log_m).any():
             return 0.0
-        up += k * _log_sum_exp(log_m[None, :] + lams[:, None] * x[None, :-1])
-        down += k * _log_sum_exp(log_m[None, :] - lams[:, None] * x[None, 1:])
+        # (window's own sums of exp: blocks of no width, at the cells' left and right ends)
+        up += k * _cgf_bounds((log_m, x[:-1], 0.0), lams)
+        down += k * _cgf_bounds((log_m, x[1:], 0.0), -lams)
         hi_s += k * (-b_in - d)
         lo_s += k * (a_in + d)
     k_all = sum(k for _, k in prvs if k > 0)
@@ -381,12 +382,6 @@ def _least_width(prvs: Sequence[tuple[PRV, int]], plan: Plan) -> float:
 
 def _mirrored(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
     return f(-x)
-
-
-def _log_sum_exp(e: np.ndarray) -> np.ndarray:
-    """log sum exp over each row of ``e`` (a row of -inf only where every term is)."""
-    m = e.max(axis=1, keepdims=True)
-    return m[:, 0] + np.log(np.exp(e - np.where(np.isfinite(m), m, 0.0)).sum(axis=1))
 
 
 #: the cells least_width spreads each row's continuous part over
