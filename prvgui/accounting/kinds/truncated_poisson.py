@@ -146,7 +146,13 @@ class TruncatedPoisson(Mechanism):
         return SubsampledGaussian(self.sigma, self.sampling_rate, self.sensitivity)
 
     def _truncated(self) -> SubsampledGaussian:
-        return SubsampledGaussian(self.sigma, self.truncated_rate, 2.0 * self.sensitivity)
+        """The truncated part's pair. A rate that underflowed to 0 while pi > 0 (q B / n below
+        the least float; the input-space sweep's q = 1e-300) is taken as 1: the unsampled pair
+        dominates every rate, and pi is then below ~1e-300 too."""
+        p = self.truncated_rate
+        if p == 0 and self.truncation_probability > 0:
+            p = 1.0
+        return SubsampledGaussian(self.sigma, p, 2.0 * self.sensitivity)
 
     @property
     def tight(self) -> bool:  # type: ignore[override]  # (a ClassVar of Mechanism; see SampledBatches)

@@ -271,3 +271,14 @@ def test_mu_of_a_full_batch_step_reads_noise_and_sensitivity_the_right_way_round
     assert SubsampledGaussian(2.0, 1.0, 3.0).gaussian_mu() == 1.5
     assert SubsampledGaussian(0.0, 1.0).zcdp_rho() == math.inf
     assert SubsampledGaussian(1.0, 1.0, 0.0).rdp(np.array([2.0]))[0] == 0.0
+
+
+def test_a_truncated_rate_below_the_least_float_is_read_as_one():
+    """(the input-space sweep's find: q = 1e-300, n = 10^6, B = 1: the truncated part's rate
+    underflowed to 0 while pi did not, and RDP took log(0))"""
+    from prvgui.accounting.queries import comparisons as cmp
+    m = TruncatedPoisson(dataset_size=1_000_000, sampling_rate=1e-300, max_batch=1, sigma=1.0)
+    assert m.truncated_rate == 0.0 and m.truncation_probability > 0
+    assert m._truncated().sampling_rate == 1.0
+    rdp = cmp.compare_epsilon([Row(m, 10 ** 9)], 1e-5)["rdp"].value
+    assert rdp is not None and rdp >= 0
