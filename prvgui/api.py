@@ -138,7 +138,7 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
     from .accounting.queries import bracket as _bracket
     from .accounting.queries.certified import best_upper
     from .accounting.queries.comparisons import compare_delta, compare_epsilon
-    from .engine.view_model import part_failure_text, untight_note
+    from .engine.view_model import engine_notes, part_failure_text, untight_note
     comp = _composition(comp)
     acc = accountant(comp, eps_error)
     err = acc.eps_error
@@ -153,7 +153,8 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
     rows = comp.engine_rows()
     at_least = poisson = None
     notes: tuple[str, ...] = ()
-    if want_eps and failed is None and _bracket.has_untight(rows):
+    crossed = want_eps and failed is None and _bracket.crossed(b.lower, comps, err)
+    if want_eps and failed is None and (_bracket.has_untight(rows) or crossed):
         at_least = _bracket.epsilon_at_least(rows, at, acc.relation, err)
         poisson = _bracket.poisson_contrast(rows, at, acc.relation, err)
         shuffled = _bracket.shuffled_contrast(rows, at, acc.relation, err)
@@ -164,7 +165,7 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
         tuned = tuned_epsilon(rows, acc.relation, at, comp.tuning, err,
                               accountant=acc if failed is None else None).as_dict()
     return Answer("epsilon" if want_eps else "delta", at, b, best, comps, at_least, poisson,
-                  tuple(acc.warnings), notes, failed, err, acc.relation.neighbouring.value,
+                  engine_notes(acc, crossed), notes, failed, err, acc.relation.neighbouring.value,
                   acc.relation.group_size, zcdp_rho(rows, acc.relation), row_facts(comp), tuning=tuned)
 
 

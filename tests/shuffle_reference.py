@@ -125,12 +125,16 @@ class MaxPair:
             return mp.quad(lambda x: self._density(x, a) - e * self._density(x, b), grid,
                            method="gauss-legendre")
 
-    def kl(self, order: str):
-        """E[Y]: KL(P || Q) (remove) or KL(Q || P) (add), by mp.quad (20 digits)."""
+    def kl(self, order: str, lo=None, hi=None):
+        """E[Y]: KL(P || Q) (remove) or KL(Q || P) (add), by mp.quad (20 digits), on [lo, hi]
+        (default: from where Phi(x)^T < e^-120 to alpha_1 + 14; pass a window around the mass
+        when alpha_1 is in the thousands)."""
         a, b = (self.a1, self.a0) if order == "remove" else (self.a0, self.a1)
+        lo = self._lo() if lo is None else lo
+        hi = self.a1 + 14 if hi is None else hi
 
         def f(x):
             da = self._density(x, a)
             return da * mp.log(da / self._density(x, b)) if da > 0 else mp.mpf(0)
         with mp.workdps(20):
-            return mp.quad(f, self._grid(self._lo(), self.a1 + 14, self.a1), method="gauss-legendre")
+            return mp.quad(f, self._grid(lo, hi, min(max(self.a1, lo), hi)), method="gauss-legendre")

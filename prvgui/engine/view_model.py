@@ -14,13 +14,14 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence, TypeVar, cast
+from typing import Any, Callable, Sequence, TypeVar, cast
 
 import numpy as np
 
 from ..accounting.queries import bracket
 from ..accounting.queries import comparisons as cmp
 from ..accounting.queries.accountant import Accountant
+from ..accounting.queries.escalation import SPENT_WORDS
 from ..accounting.core.validate import check_delta, check_eps_error, check_epsilon
 from ..accounting.core.errors import Cancelled
 from ..accounting.core.values import Relation
@@ -343,7 +344,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         eps = Bounds(0.0, math.inf, math.inf)
         curves = False
     assert eps is not None  # (the headline's bracket, or the trivial one just above)
-    if bracket.has_untight(given) and not headline_failed:
+    early = None if headline_failed or eps.lower == 0 else _quietly(lambda: cmp.compare_epsilon(rows, request.delta))
+    crossed = early is not None and bracket.crossed(eps.lower, early, request.eps_error)
+    if (bracket.has_untight(given) or crossed) and not headline_failed:
         step(0.38, "proven lower bound (a realised pair)")
         at_least = attempt("bracket", lambda: bracket.epsilon_at_least(
             given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
@@ -371,7 +374,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     # the headline first: the certified bracket alone (its upper bound holds on its own; a
     # comparison accountant may lower the published number when it arrives)
     result = Result(request, eps, None, {}, {}, None, None, None, None, 0.0,
-                    budget, time.perf_counter() - t0, best_upper(eps.upper, {}), None, tuple(notes + acc.warnings), None,
+                    budget, time.perf_counter() - t0, best_upper(eps.upper, {}), None, tuple(notes) + engine_notes(acc, crossed), None,
                     at_least, poisson, shuffled, tuple(r.mechanism.noise_halfwidth(0.95) for r in given),
                     pending=tuple(pending), failed=tuple(failed))
 
@@ -379,7 +382,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         nonlocal result
         pending.remove(done)
         result = replace(result, **fields, pending=tuple(pending), elapsed=time.perf_counter() - t0,
-                         warnings=tuple(notes + acc.warnings), failed=tuple(failed))
+                         warnings=tuple(notes) + engine_notes(acc, crossed), failed=tuple(failed))
         if partial is not None and pending:
             partial(result)
 
@@ -393,7 +396,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     step(0.4, "comparisons")
 
     def comparisons() -> dict:
-        comps = {k: v.as_dict() for k, v in cmp.compare_epsilon(rows, request.delta).items()}
+        comps = {k: v.as_dict() for k, v in (early or cmp.compare_epsilon(rows, request.delta)).items()}
         return {"comparisons": comps, "certified_upper": best_upper(eps.upper, comps, tie=request.eps_error)}
     part("comparisons", comparisons)
     if wanted["delta"]:
@@ -487,7 +490,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
     budget = attempt("budget", lambda: acc.error_budget(request.delta) if acc.total_count else []) \
         if not headline_failed else []
     return replace(result, budget=budget if budget is not None else result.budget,
-                   elapsed=time.perf_counter() - t0, warnings=tuple(notes + acc.warnings),
+                   elapsed=time.perf_counter() - t0, warnings=tuple(notes) + engine_notes(acc, crossed),
                    failed=tuple(failed))
 
 
@@ -515,6 +518,20 @@ def _tradeoff(request: Request, acc: Accountant, profs, rows, eps_upper: float) 
 _SCHEME_ADJ = {"shuffled": "shuffled", "fixed_size": "fixed-size"}
 
 
+def engine_notes(acc: Accountant, crossed: bool) -> tuple[str, ...]:
+    """The accountant's notes, less "epsilon is infinite" when a comparison accountant certifies
+    a finite one (``bracket.crossed``: the infinite mass is the dominating pair's, not the truth's)."""
+    return tuple(w for w in acc.warnings if not (crossed and SPENT_WORDS in w))
+
+
+def _quietly(fn: Callable[[], Any]) -> Any:
+    """fn(), or None if it raises (its own part says why later)."""
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - the part that needs it computes it again and names the failure
+        return None
+
+
 def untight_sentences(rows: Sequence[Row], at_least: float, upper: float, poisson: Bounds | None,
                       fmt: Callable[[float, bool], str] | None = None,
                       shuffled: Bounds | None = None) -> list[str]:
@@ -526,6 +543,11 @@ def untight_sentences(rows: Sequence[Row], at_least: float, upper: float, poisso
     untight = [r.mechanism for r in rows if r.count > 0 and not r.mechanism.tight
                and not r.mechanism.is_trivial()]
     own = [m for m in untight if m.bracket_words]
+    if not untight:  # every pair realised, but some read with a loss of +inf (bracket.crossed)
+        return [f"Some rows have so little noise that their loss is read as +∞ (noise below 1e-6 of the "
+                f"sensitivity, or a loss beyond 1e12 nats): the bracket is that of a dominating pair. The true "
+                f"ε lies between {show(at_least, False)} (proven lower bound: those rows left out) and "
+                f"{show(upper, True)} (the certified upper bound)."]
     schemes = [b for b in ("shuffled", "fixed_size") if any(m.batch_scheme == b for m in untight)]
     lo, hi = show(at_least, False), show(upper, True)
     if own and not schemes:

@@ -179,3 +179,38 @@ def test_a_proven_lower_bound_never_exceeds_a_certified_upper_bound_when_noise_i
     alone = compute(Request((other,), 1e-5, None, 0.05, "add_remove", 1, profile_points=10,
                             tradeoff_points=11, steps_row=0, steps_points=4))
     assert 0 < alone.epsilon_at_least <= both.epsilon_at_least <= published(both)
+
+
+@pytest.mark.parametrize("params, count", [({"sigma": 1e-8, "sampling_rate": 0.01}, 1000),
+                                           ({"sigma": 1e-7, "sampling_rate": 1e-3}, 50)])
+def test_a_bracket_whose_rows_are_read_as_noiseless_never_claims_a_lower_end_above_a_certified_bound(params, count):
+    """(subsampled Gaussian steps at sigma 1e-8: noise below 1e-6 of the sensitivity is read as
+    none, so the "PRV bracket" said [inf, inf] and "epsilon is infinite" beside RDP's certified
+    1e19. The bracket is now named the dominating pair's, the proven lower bound leaves those
+    rows out, and the note that epsilon is infinite goes)"""
+    from prvgui import api
+    from prvgui.engine.view_model import bracket_shown
+    row = Row(mechanism_from_params("subsampled_gaussian", params), count)
+    res = compute(Request((row,), 1e-5, None, 0.05, "add_remove", 1, profile_points=10, tradeoff_points=11,
+                          steps_row=0, steps_points=4))
+    cert = published(res)
+    assert math.isfinite(cert) and res.certified_upper.by == "rdp"
+    assert res.epsilon.lower > cert  # the dominating pair's: ...
+    name, _, _, _ = bracket_shown(res)
+    assert name == "Bracket of the dominating pair"  # ... and named so
+    assert res.epsilon_at_least is not None and 0 <= res.epsilon_at_least <= cert
+    assert not any("is infinite" in w for w in res.warnings), res.warnings
+    assert any("read as +∞" in w for w in res.warnings), res.warnings
+    ans = api.query({"neighbouring": "add_remove", "mechanisms": [{"kind": "subsampled_gaussian", **params,
+                                                                    "count": count}]}, True, 1e-5, 0.05)
+    assert ans.epsilon_at_least is not None and ans.epsilon_at_least <= ans.certified_upper.value
+    assert not any("is infinite" in w for w in ans.warnings) and any("read as +∞" in n for n in ans.notes)
+
+
+def test_an_approximate_dp_row_still_says_its_epsilon_is_infinite_below_the_delta_it_spends():
+    """(the other side of the rule above: a pair realised with a true mass at +inf keeps the note)"""
+    row = Row(mechanism_from_params("approx_dp", {"epsilon": 1.0, "delta": 1e-3}), 10)
+    res = compute(Request((row,), 1e-5, None, 0.05, "add_remove", 1, profile_points=10, tradeoff_points=11,
+                          steps_row=0, steps_points=4))
+    assert math.isinf(published(res)) and res.epsilon_at_least is None
+    assert any("is infinite" in w for w in res.warnings), res.warnings

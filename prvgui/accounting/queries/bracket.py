@@ -17,9 +17,10 @@ a guarantee.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .accountant import Accountant, rows_under
+from .certified import best_upper
 from .comparisons import compare_epsilon
 from ..core.values import Relation, as_relation
 from ..mechanisms import MAX_COUNT, Row
@@ -32,27 +33,40 @@ def has_untight(rows: Sequence[Row]) -> bool:
     return any(r.count > 0 and not r.mechanism.tight and not r.mechanism.is_trivial() for r in rows)
 
 
+def crossed(lower: float, comparisons: Mapping, tie: float = 0.0) -> bool:
+    """Whether a comparison accountant certifies an epsilon below the PRV bracket's lower end
+    (by more than ``tie``). Pairs realised by datasets cannot allow that, so some row's pair was
+    read with a loss of +infinity its mechanism does not have (noise below base.NOISELESS read
+    as none, a loss beyond base.BLATANT_LOSS): the bracket is then a dominating pair's, and its
+    lower end no bound on the truth (``epsilon_at_least`` is). Subsampled Gaussian steps at
+    sigma 1e-8: the bracket said [inf, inf] beside RDP's certified 1e19."""
+    return best_upper(math.inf, comparisons).value < lower - tie
+
+
 def epsilon_at_least(rows: Sequence[Row], delta: float, relation: Relation | str | None = None,
                      eps_error: float = 0.01, cancel: Callable[[], bool] | None = None) -> float:
     """A proven lower bound on the true epsilon(delta) of the composition (see the module):
     the largest over the pairs of datasets the rows offer (``Mechanism.attack_variants``)."""
     delta = check_delta(delta)
     best = 0.0
+    certified: list[float] = []  # (the comparison accountants' bound, computed once if needed)
     for attack in attack_rows(rows, relation):
         acc = Accountant(attack, eps_error, cancel=cancel)
         got = acc.epsilon(delta).lower
-        if math.isinf(got) and _finite_upper(rows, delta, relation):
-            got = _without_infinite(acc, delta, eps_error, cancel)
+        if got > 0:
+            if not certified:
+                certified.append(_certified(rows, delta, relation))
+            if got > certified[0]:
+                got = _without_infinite(acc, delta, eps_error, cancel)
         best = max(best, got)
     return best
 
 
-def _finite_upper(rows: Sequence[Row], delta: float, relation: Relation | str | None) -> bool:
-    """Whether a comparison accountant certifies a finite epsilon for the rows (then no pair of
-    their datasets has an infinite one)."""
+def _certified(rows: Sequence[Row], delta: float, relation: Relation | str | None) -> float:
+    """The smallest epsilon a comparison accountant certifies for the rows (+inf if none): no
+    pair of their datasets has a larger one."""
     comps = compare_epsilon(rows_under(list(rows), as_relation(relation)), delta)
-    return any(c.kind != "approximation" and c.value is not None and math.isfinite(c.value)
-               for c in comps.values())
+    return best_upper(math.inf, comps).value
 
 
 def _without_infinite(acc: Accountant, delta: float, eps_error: float, cancel) -> float:

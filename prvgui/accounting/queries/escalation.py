@@ -191,6 +191,10 @@ class ClosedForm(Strategy):
 
 
 # ------------------------------------------------------------------ epsilon(delta)
+#: the words of SpentDelta's note (a reader that knows the pairs dominate drops it: bracket.crossed)
+SPENT_WORDS = "is infinite: the rows spend"
+
+
 class SpentDelta(Strategy):
     """delta below what the rows spend whatever epsilon is (P(loss = +inf)): no finite epsilon,
     exactly; known before any composition."""
@@ -204,7 +208,7 @@ class SpentDelta(Strategy):
         acc = run.acc
         spent, shares = acc.infinite_mass()
         rows = ", ".join(f"row {i} ({acc.rows[i - 1].mechanism.title}): {p:.3g}" for i, p in shares)
-        acc._note(f"ε at δ = {number_text(run.x)} is infinite: the rows spend δ = {spent:.3g} whatever ε "
+        acc._note(f"ε at δ = {number_text(run.x)} {SPENT_WORDS} δ = {spent:.3g} whatever ε "
                   f"is ({rows}); a target δ above {spent:.3g} has a finite ε")
         run.finish(INF)
 

@@ -22,6 +22,7 @@ from prvgui.accounting.kinds.base import Mechanism, Param, param
 from prvgui.accounting.kinds.gaussian import gaussian_prv
 from prvgui.accounting.pairs.prv import TRIVIAL
 from prvgui.accounting.pairs.shuffle import max_statistic_prv, single_epoch_delta_lower
+from prvgui.accounting.pairs.subsampling import kl_integrand
 
 import references as ref
 from shuffle_reference import MaxPair
@@ -117,6 +118,37 @@ def test_mean_is_the_kl_divergence_within_its_error_bound(s, T, base, order):
     prv = max_statistic_prv(s, T, order, base=base)
     kl = MaxPair(s, T, base=base).kl(order)
     assert abs(prv.mean - kl) <= prv.mean_err <= 2e-13 * prv.mean
+
+
+#: the input-space sweep's find: sigma 1.0000001 at sensitivity e^8 (s = 3.4e-4), T 5099. The
+#: add order's mean read 700 (phi(L) with log L clipped at -700) where the KL is 4.4e6, and the
+#: remove order's was off by 2.5e-3 against an error bound of 3.4e-5 (p q-density from log q + l,
+#: two terms near -+4.4e6 that cancel to 1e-9 relative)
+FAR_S = 1.0000001192092967 * math.exp(-8.0)
+
+
+@pytest.mark.parametrize("base,shift", [(1.0, 1.0), (0.0, 2.0)])
+@pytest.mark.parametrize("order", ORDERS)
+def test_mean_is_the_kl_divergence_when_the_batches_are_thousands_of_noise_scales_apart(base, shift, order):
+    prv = max_statistic_prv(FAR_S, 5099, order, shift, base)
+    ref_pair = MaxPair(FAR_S, 5099, shift=shift, base=base)
+    # the mass of the order's distribution (P's maximum sits at alpha_1, Q's at alpha_0 or at the
+    # largest of 5099 standard normals): outside these windows it is below e^-700
+    a0, a1 = float(ref_pair.a0), float(ref_pair.a1)
+    lo, hi = (a1 - 40.0, a1 + 14.0) if order == "remove" else ((a0 - 40.0, a0 + 40.0) if base else (None, 40.0))
+    kl = ref_pair.kl(order, lo, hi)
+    assert kl > 4e6
+    assert abs(prv.mean - float(kl)) <= prv.mean_err <= 2e-13 * prv.mean
+
+
+@pytest.mark.parametrize("log_l", [-4.4e6, -800.0, -700.5, -5.0, -1.5])
+def test_phi_integrand_is_exact_for_any_negative_log_likelihood_ratio(log_l):
+    """phi(L) q = (L - 1 - log L) q, from mpmath; with and without p given directly."""
+    log_q = -3.0
+    exact = float((mp.exp(log_l) - 1 - log_l) * mp.exp(log_q))
+    for other in (None, np.array([log_l + log_q])):
+        got = kl_integrand("phi", np.array([log_l]), np.array([log_q]), other)[0]
+        assert got == pytest.approx(exact, rel=1e-14)
 
 
 @pytest.mark.parametrize("s,T,base,order", [(0.8, 1000, 1.0, "remove"), (0.8, 1000, 1.0, "add"),
