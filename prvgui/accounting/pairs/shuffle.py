@@ -55,7 +55,10 @@ Numerics. log Phi(y - b) - log Phi(y) is -int lambda over [y - b, y] (16-point G
 for b <= 1, relative precision where log Phi values would cancel) or that difference (b > 1);
 log w = -softplus(kappa), kappa = log(T-1) - alpha_0 x + alpha_0^2/2 + log r_{alpha_0}(x);
 l = log1p(w (A - 1) + (1 - w)(B - 1)) near 0, logaddexp elsewhere; x_t by Newton's method
-guarded by bisection (rtsafe), started from l tabulated on a grid. Tails from scipy's log_ndtr
+guarded by bisection (rtsafe), started from a cubic Hermite spline of x(l) through l on a grid
+(slopes 1 / l'; within about 1e-9 of the root) and stopped once |l(x) - t| <= 4 u (1 + |t|)
+(about one evaluation of l a point instead of five: the lower bound of 100 epochs at sigma 0.8,
+T = 1000 took 1.0 s cold, now 0.45 s). Tails from scipy's log_ndtr
 (log1p(-Phi(-x)) for x > -1): cdf = exp(log F), sf = -expm1(log F), never 1 - x. Measured
 against mpmath, both tails hold a relative form of discretize's contract: the exact value at a
 point within 35 ulps (1 + |t|) of t (s = 0.1, T = 10^6; within 5 elsewhere), to 64 u.
@@ -66,6 +69,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.interpolate import CubicHermiteSpline
 from scipy.special import erfcx, log_ndtr, ndtri_exp
 
 from .prv import PRV, TRIVIAL, Continuous, point_mass
@@ -78,6 +82,8 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _LOG_SQRT2PI = 0.5 * math.log(2.0 * math.pi)
 #: Q(M/s <= x) <= Phi(x)^T = e^-750 below ndtri_exp(-750 / T): zero in float64
 _LOG_FLOOR = -750.0
+#: x_of stops once |l(x) - t| <= _NEAR (1 + |t|)
+_NEAR = 4.0 * 2.0 ** -53
 
 
 def _hazard(y: Array) -> Array:
@@ -116,8 +122,15 @@ class _MaxPair:
         self.c = 0.5 * self.d * (alpha0 + alpha1)  # (alpha_1^2 - alpha_0^2) / 2
         self.log_t = math.log(batches)
         if self.n > 0:  # l on a grid over the mass of P and Q: starting points for x_of
-            self.grid_x = np.linspace(float(ndtri_exp(_LOG_FLOOR / batches)) - 2.0, alpha1 + 42.0, 2049)
-            self.grid_l = np.maximum.accumulate(self.loss(self.grid_x))
+            gx = np.linspace(float(ndtri_exp(_LOG_FLOOR / batches)) - 2.0, alpha1 + 42.0, 2049)
+            parts = self.parts(gx)
+            gl, dl = parts[0], self.slope(gx, parts)
+            # x(l) as a cubic Hermite spline through the grid's points with slopes 1 / l'(x):
+            # Newton then starts within about 1e-8 of the root and needs two steps, not five
+            ok = np.isfinite(gl) & np.isfinite(dl) & (dl > 0)
+            ok[ok] &= np.concatenate(([True], np.diff(gl[ok]) > 0))
+            self.grid_x, self.grid_l = gx[ok], gl[ok]
+            self._spline = CubicHermiteSpline(gl[ok], gx[ok], 1.0 / dl[ok], extrapolate=False)
 
     def kappa(self, x: Array) -> Array:
         """log((T-1) lambda(x) / lambda(x - alpha_0)); w = 1 / (1 + e^kappa)."""
@@ -167,7 +180,7 @@ class _MaxPair:
             # a start: interpolation in the grid, or outside it l with B = 1 and w = 1/T
             guess = (np.log((self.n + 1) * np.expm1(t) + 1.0) + self.c) / self.d
             inside = (t > self.grid_l[0]) & (t < self.grid_l[-1])
-            guess = np.where(inside, np.interp(t, self.grid_l, self.grid_x), guess)
+            guess = np.where(inside, self._spline(np.where(inside, t, self.grid_l[0])), guess)
         x = np.where(np.isfinite(guess), np.clip(guess, lo, hi), 0.5 * (lo + hi)).ravel()
         lo, hi, tf = lo.ravel().copy(), hi.ravel().copy(), t.ravel()
         x[~np.isfinite(tf)] = tf[~np.isfinite(tf)]
@@ -189,8 +202,11 @@ class _MaxPair:
             nx = np.where(bis, 0.5 * (la_ + ha), nx)
             dx_old[act], dx[act] = dx[act], np.abs(nx - xa)
             tol = np.spacing(np.maximum(np.abs(xa), 1e-300))
-            done = (f == 0) | (np.abs(nx - xa) <= tol) | (ha - la_ <= 2 * tol)
-            x[act] = np.where(f == 0, xa, nx)
+            # l(x) within 4 u (1 + |t|) of t: the loss's own rounding is larger (docstring), and
+            # Newton's steps from there only wander by ulps (most points: the spline's start)
+            near = np.abs(f) <= _NEAR * (1.0 + np.abs(tf[act]))
+            done = (f == 0) | near | (np.abs(nx - xa) <= tol) | (ha - la_ <= 2 * tol)
+            x[act] = np.where((f == 0) | (near & bis), xa, nx)
             act = act[~done]
         return x.reshape(t.shape)
 
