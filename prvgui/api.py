@@ -153,7 +153,7 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
     rows = comp.engine_rows()
     at_least = poisson = None
     notes: tuple[str, ...] = ()
-    crossed = want_eps and failed is None and _bracket.crossed(b.lower, comps, err)
+    crossed = want_eps and failed is None and _bracket.crossed(acc, b.lower, comps, err)
     if want_eps and failed is None and (_bracket.has_untight(rows) or crossed):
         at_least = _bracket.epsilon_at_least(rows, at, acc.relation, err)
         poisson = _bracket.poisson_contrast(rows, at, acc.relation, err)

@@ -345,7 +345,7 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         curves = False
     assert eps is not None  # (the headline's bracket, or the trivial one just above)
     early = None if headline_failed or eps.lower == 0 else _quietly(lambda: cmp.compare_epsilon(rows, request.delta))
-    crossed = early is not None and bracket.crossed(eps.lower, early, request.eps_error)
+    crossed = early is not None and bracket.crossed(acc, eps.lower, early, request.eps_error)
     if (bracket.has_untight(given) or crossed) and not headline_failed:
         step(0.38, "proven lower bound (a realised pair)")
         at_least = attempt("bracket", lambda: bracket.epsilon_at_least(

@@ -214,3 +214,17 @@ def test_an_approximate_dp_row_still_says_its_epsilon_is_infinite_below_the_delt
                           steps_row=0, steps_points=4))
     assert math.isinf(published(res)) and res.epsilon_at_least is None
     assert any("is infinite" in w for w in res.warnings), res.warnings
+
+
+def test_a_crossing_without_mass_at_infinity_is_not_taken_for_the_noiseless_convention():
+    """bracket.crossed names the bracket the dominating pair's only when the rows put mass at
+    +inf (the conventions' doing); any other crossing would be a fault and stays visible."""
+    from prvgui.accounting.queries.accountant import Accountant
+    from prvgui.accounting.queries.bracket import crossed
+    rdp = {"rdp": {"kind": "bound", "value": 1.0}}
+    plain = Accountant([Row(mechanism_from_params("gaussian", {"sigma": 1.0}), 10)], 0.01)
+    noiseless = Accountant([Row(mechanism_from_params("subsampled_gaussian",
+                                                      {"sigma": 1e-8, "sampling_rate": 0.01}), 10)], 0.01)
+    assert not crossed(plain, 5.0, rdp, 0.01)
+    assert crossed(noiseless, 5.0, rdp, 0.01)
+    assert not crossed(noiseless, 1.005, rdp, 0.01)  # (within the tie)

@@ -33,14 +33,18 @@ def has_untight(rows: Sequence[Row]) -> bool:
     return any(r.count > 0 and not r.mechanism.tight and not r.mechanism.is_trivial() for r in rows)
 
 
-def crossed(lower: float, comparisons: Mapping, tie: float = 0.0) -> bool:
+def crossed(acc: Accountant, lower: float, comparisons: Mapping, tie: float = 0.0) -> bool:
     """Whether a comparison accountant certifies an epsilon below the PRV bracket's lower end
-    (by more than ``tie``). Pairs realised by datasets cannot allow that, so some row's pair was
-    read with a loss of +infinity its mechanism does not have (noise below base.NOISELESS read
-    as none, a loss beyond base.BLATANT_LOSS): the bracket is then a dominating pair's, and its
-    lower end no bound on the truth (``epsilon_at_least`` is). Subsampled Gaussian steps at
-    sigma 1e-8: the bracket said [inf, inf] beside RDP's certified 1e19."""
-    return best_upper(math.inf, comparisons).value < lower - tie
+    (by more than ``tie``) while ``acc``'s rows put mass at +infinity. Pairs realised by datasets
+    cannot allow that, so some row's pair was read with a loss of +infinity its mechanism does
+    not have (noise below base.NOISELESS read as none, a loss beyond base.BLATANT_LOSS): the
+    bracket is then a dominating pair's, and its lower end no bound on the truth
+    (``epsilon_at_least`` is). Subsampled Gaussian steps at sigma 1e-8: the bracket said [inf,
+    inf] beside RDP's certified 1e19. (Without mass at +infinity a crossing would be a fault,
+    not a convention, and is left for everyone to see.)"""
+    if not best_upper(math.inf, comparisons).value < lower - tie:
+        return False
+    return acc.infinite_mass()[0] > 0
 
 
 def epsilon_at_least(rows: Sequence[Row], delta: float, relation: Relation | str | None = None,
