@@ -113,6 +113,8 @@ def _answers_every_part(req):
         assert 0 <= res.delta.lower <= res.delta.upper <= 1
     if res.epsilon_at_least is not None:
         assert res.epsilon_at_least <= published(res) * (1 + 1e-9) + 1e-9
+    else:  # a bracket that claims to hold the truth never starts above a certified bound
+        assert e.lower <= published(res) * (1 + 1e-9) + req.eps_error, (e, published(res))
     if not res.failed:
         from prvgui.report.model import gather
         gather(None, res)
