@@ -145,7 +145,7 @@ class SweepTab(QWidget):
         # two plots, one shown: lines for one parameter, a heatmap and its colour bar for two
         self.lines, self.heat = pg.PlotWidget(), pg.PlotWidget()
         self.upper = self.lines.plot([], [], pen=pen(BLUE, 2.4), name="certified ε")
-        self.lower = self.lines.plot([], [], pen=pen(BLUE, 1.2, Qt.PenStyle.DashLine), name="PRV lower")
+        self.lower = self.lines.plot([], [], pen=pen(BLUE, 1.2, Qt.PenStyle.DashLine), name="proven lower")
         self.lines.setLabel("left", "ε")
         self.image = pg.ImageItem()
         self.heat.addItem(self.image)
@@ -223,7 +223,7 @@ class SweepTab(QWidget):
                             + (f"; {failed:,} without a PRV bracket (see the CSV)" if failed else ""))
         if len(plan.axes) == 1:
             self._lines(plan.axes[0], np.asarray(cols[plan.names[0]], dtype=float), eps,
-                        np.asarray(cols["lower"], dtype=float))
+                        np.asarray(cols["proven_lower"], dtype=float))
         else:
             self._heatmap(plan, eps)
         self._running(False)

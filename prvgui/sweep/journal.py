@@ -10,9 +10,10 @@ chunks are joined into OUT (CSV, or Parquet through pyarrow), again through a te
 rename, and ``OUT.parts/`` is removed.
 
 Every file has the same columns: ``index``, the varied values (named ``ROW.PARAM``, the row
-counted from 1), ``lower``, ``estimate``, ``upper`` (the PRV bracket), ``certified_upper`` and
-``by`` (the number to publish and the accountant that gave it) and ``failed`` (why the point has
-no PRV bracket, else empty). Floats are written as Python's ``repr`` (they read back exactly).
+counted from 1), ``lower``, ``estimate``, ``upper`` (the PRV bracket), ``proven_lower`` (a proven
+lower bound on the true epsilon: the bracket's lower end where every row's pair is realised, else
+``epsilon_at_least``), ``certified_upper`` and ``by`` (the number to publish and the accountant
+that gave it) and ``failed`` (why the point has no PRV bracket, else empty). Floats are written as Python's ``repr`` (they read back exactly).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import tempfile
 from ..document.fileio import atomic_write
 from .plan import SweepPlan
 
-RESULTS = ("lower", "estimate", "upper", "certified_upper", "by", "failed")
+RESULTS = ("lower", "estimate", "upper", "proven_lower", "certified_upper", "by", "failed")
 FORMATS = (".csv", ".parquet")
 EXTRA = 'pip install "prvgui[sweep]"'
 _CHUNK = re.compile(r"chunk-(\d{6,})\.csv$")

@@ -51,8 +51,10 @@ Computer = Callable[[SweepPlan, int, int], "tuple[str, list[tuple]]"]
 
 
 def point_result(plan: SweepPlan, index: int) -> tuple:
-    """One row of the results: (index, *values, lower, estimate, upper, certified_upper, by,
-    failed). A point whose rows are invalid together has NaNs and the reason in ``failed``."""
+    """One row of the results: (index, *values, lower, estimate, upper, proven_lower,
+    certified_upper, by, failed). ``proven_lower`` is the answer's ``epsilon_at_least`` where the
+    bracket is a dominating pair's (its lower end then no bound on the truth), else the bracket's
+    lower end. A point whose rows are invalid together has NaNs and the reason in ``failed``."""
     from .. import api
     from ..engine.view_model import part_failure_text
     values = plan.point(index)
@@ -60,8 +62,9 @@ def point_result(plan: SweepPlan, index: int) -> tuple:
         a = api.query(plan.composition_at(values), True, plan.delta, plan.eps_error)
     except (ValueError, ArithmeticError, MemoryError) as exc:
         nan = math.nan
-        return (index, *values, nan, nan, nan, nan, "", _option_words(part_failure_text(exc)))
-    return (index, *values, a.lower, a.estimate, a.upper, a.certified_upper.value, a.certified_upper.by,
+        return (index, *values, nan, nan, nan, nan, nan, "", _option_words(part_failure_text(exc)))
+    proven = a.lower if a.epsilon_at_least is None else a.epsilon_at_least
+    return (index, *values, a.lower, a.estimate, a.upper, proven, a.certified_upper.value, a.certified_upper.by,
             "" if a.failed is None else _option_words(a.failed))
 
 

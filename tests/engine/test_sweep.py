@@ -139,15 +139,33 @@ def test_every_point_equals_a_single_epsilon_query(comp_file, tmp_path, capsys):
         assert [float(r[k]) for k in ("lower", "estimate", "upper")] == \
             [ans["epsilon"][k] for k in ("lower", "estimate", "upper")]
         assert float(r["certified_upper"]) == ans["certified_upper"]["value"]
+        assert float(r["proven_lower"]) == ans["epsilon"]["lower"] and "epsilon_at_least" not in ans
         assert r["by"] == ans["certified_upper"]["by"] and r["failed"] == ""
+
+
+def test_a_shuffled_point_reports_the_proven_lower_bound_not_the_dominating_pairs_lower_end(tmp_path):
+    """Shuffled batches: the PRV bracket is the dominating pair's (one Gaussian an epoch), its lower
+    end above the truth's proven one; proven_lower is the answer's epsilon_at_least."""
+    path = tmp_path / "shuffled.json"
+    path.write_text(json.dumps({"format": "prvgui.composition", "version": 2, "mechanisms": [
+        {"kind": "shuffled_gaussian", "sigma": 0.8, "batches_per_epoch": 1000, "count": 1}]}))
+    plan = make_plan(api.load(str(path)), ["1.count=1:5:2"], 1e-6, 0.01)
+    for i in range(plan.total):
+        row = dict(zip(("index", *plan.names, "lower", "estimate", "upper", "proven_lower", "certified_upper",
+                        "by", "failed"), point_result(plan, i)))
+        ans = api.query(plan.composition_at(plan.point(i)), True, 1e-6, 0.01)
+        assert ans.epsilon_at_least is not None and row["proven_lower"] == ans.epsilon_at_least
+        assert row["proven_lower"] < row["lower"] <= row["certified_upper"]
+    # Chua et al.'s one epoch: at least 6.04 (tests/accounting/pairs/test_shuffle_attack.py)
+    assert point_result(plan, 0)[5] > 6.0
 
 
 def test_a_point_whose_rows_are_invalid_says_why(comp_file):
     plan = plan_of(comp_file)
     bad = plan.__class__(plan.composition, (Axis(0, "sigma", (-1.0,)),), 1e-5, 0.01)
     row = point_result(bad, 0)
-    assert row[0] == 0 and row[1] == -1.0 and all(math.isnan(v) for v in row[2:6])
-    assert row[6] == "" and "row 1" in row[7] and "Noise σ" in row[7]
+    assert row[0] == 0 and row[1] == -1.0 and all(math.isnan(v) for v in row[2:7])
+    assert row[7] == "" and "row 1" in row[8] and "Noise σ" in row[8]
 
 
 def test_parquet_holds_the_same_values(comp_file, tmp_path):
@@ -292,5 +310,6 @@ def test_ten_thousand_points_on_local_workers_and_a_cluster_equal_single_queries
         assert a.read() == b.read()
     for r in read_csv(local):
         ans = api.query(plan.composition_at(plan.point(int(r["index"]))), True, 1e-5, 0.01)
-        assert (float(r["lower"]), float(r["estimate"]), float(r["upper"]), float(r["certified_upper"])) == \
-            (ans.lower, ans.estimate, ans.upper, ans.certified_upper.value)
+        assert (float(r["lower"]), float(r["estimate"]), float(r["upper"]), float(r["proven_lower"]),
+                float(r["certified_upper"])) == (ans.lower, ans.estimate, ans.upper, ans.lower,
+                                                 ans.certified_upper.value)
