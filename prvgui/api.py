@@ -138,7 +138,7 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
     from .accounting.queries import bracket as _bracket
     from .accounting.queries.certified import best_upper
     from .accounting.queries.comparisons import compare_delta, compare_epsilon
-    from .engine.view_model import engine_notes, part_failure_text, untight_note
+    from .engine.view_model import PART_TITLES, engine_notes, part_failure_text, untight_note
     comp = _composition(comp)
     acc = accountant(comp, eps_error)
     err = acc.eps_error
@@ -155,10 +155,22 @@ def query(comp: Composition | dict, want_eps: bool, at: float, eps_error: float 
     notes: tuple[str, ...] = ()
     crossed = want_eps and failed is None and _bracket.crossed(acc, b.lower, comps, err)
     if want_eps and failed is None and (_bracket.has_untight(rows) or crossed):
-        at_least = _bracket.epsilon_at_least(rows, at, acc.relation, err)
-        poisson = _bracket.poisson_contrast(rows, at, acc.relation, err)
-        shuffled = _bracket.shuffled_contrast(rows, at, acc.relation, err)
-        notes = (untight_note(rows, at_least, best.value, poisson, shuffled),)
+        said: list[str] = []
+
+        def part(title: str, fn):
+            """fn(), or None and a note naming ``title`` when it cannot be composed (as the
+            window's parts: the rest of the answer stands)."""
+            try:
+                return fn()
+            except (ArithmeticError, MemoryError) as exc:
+                said.append(f"Not computed: {title} ({part_failure_text(exc)}).")
+                return None
+        at_least = part(PART_TITLES["bracket"], lambda: _bracket.epsilon_at_least(rows, at, acc.relation, err))
+        if at_least is None:
+            at_least = 0.0  # (proven for any composition; the note says why no more)
+        poisson = part(PART_TITLES["contrast"], lambda: _bracket.poisson_contrast(rows, at, acc.relation, err))
+        shuffled = part(PART_TITLES["contrast"], lambda: _bracket.shuffled_contrast(rows, at, acc.relation, err))
+        notes = (untight_note(rows, at_least, best.value, poisson, shuffled), *dict.fromkeys(said))
     tuned = None
     if want_eps and comp.tuning is not None:  # releasing the best of the tuning runs (selection.py)
         from .accounting.queries.selection import tuned_epsilon

@@ -112,7 +112,8 @@ class Result:
     #: the curves still being computed (``compute``'s ``partial`` answers; empty when complete)
     pending: tuple[str, ...] = ()
     #: the parts that could not be computed, each with the reason: (part, message) pairs (a part
-    #: of PARTS, or "bracket" for the proven lower bound); the rest of the answer stands
+    #: of PARTS, "bracket" for the proven lower bound, "contrast" for Poisson accounting's number
+    #: beside it); the rest of the answer stands
     failed: tuple[tuple[str, str], ...] = ()
     #: epsilon at delta of releasing the best of the tuning runs (selection.py's
     #: ``TuningResult.as_dict()``: "epsilon", "method", "runs", "mean", "eta", "delta", "note"),
@@ -156,6 +157,7 @@ PART_TITLES = {"headline": "the PRV bracket", "comparisons": "the comparison acc
                "profile": "the privacy profile", "steps": "ε versus steps",
                "refine": "the privacy profile's small end in long double",
                "bracket": "the proven lower bound", "budget": "the error budget",
+               "contrast": "what Poisson accounting would say (for contrast)",
                "tuning": "the hyperparameter-tuning bound"}
 
 
@@ -350,9 +352,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
         step(0.38, "proven lower bound (a realised pair)")
         at_least = attempt("bracket", lambda: bracket.epsilon_at_least(
             given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
-        poisson = attempt("bracket", lambda: bracket.poisson_contrast(
+        poisson = attempt("contrast", lambda: bracket.poisson_contrast(
             given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
-        shuffled = attempt("bracket", lambda: bracket.shuffled_contrast(
+        shuffled = attempt("contrast", lambda: bracket.shuffled_contrast(
             given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
         if at_least is not None:
             notes.append(untight_note(given, at_least, eps.upper, poisson, shuffled))

@@ -228,3 +228,41 @@ def test_a_crossing_without_mass_at_infinity_is_not_taken_for_the_noiseless_conv
     assert not crossed(plain, 5.0, rdp, 0.01)
     assert crossed(noiseless, 5.0, rdp, 0.01)
     assert not crossed(noiseless, 1.005, rdp, 0.01)  # (within the tie)
+
+
+def test_a_poisson_contrast_that_cannot_be_composed_is_not_called_the_proven_lower_bound(monkeypatch):
+    """(the fifth input-space find, after its fix: zCDP beside a shuffled Gaussian at sensitivity
+    e^8 has a proven lower bound of 1.78e7, but the Poisson counterpart's 5099 steps span 2.2e10
+    nats, and its failure was said as "the proven lower bound could not be computed")"""
+    from prvgui.accounting.queries import bracket
+    from prvgui.engine.view_model import failure_notes
+
+    def far(*a, **k):
+        raise ArithmeticError("the privacy loss of this composition spans 2.22e+10 nats: far from private")
+    monkeypatch.setattr(bracket, "poisson_contrast", far)
+    row = Row(mechanism_from_params("shuffled_gaussian", {"sigma": 0.8, "batches_per_epoch": 1000}), 2)
+    res = compute(Request((row,), 1e-6, None, 0.05, "add_remove", 1, profile_points=10, tradeoff_points=11,
+                          steps_row=0, steps_points=4))
+    assert res.epsilon_at_least is not None and res.epsilon_at_least > 6.0
+    assert [p for p, _ in res.failed] == ["contrast"]
+    notes = " ".join(failure_notes(res))
+    assert "Poisson accounting" in notes and "proven lower bound" not in notes
+
+
+def test_the_api_answers_when_the_poisson_contrast_or_the_attack_cannot_be_composed(monkeypatch):
+    """prvgui.api.query (the command line's answer) as the window: a part that cannot be composed
+    is a note, the rest of the answer stands; without the attack, the proven lower bound is 0."""
+    from prvgui import api
+    from prvgui.accounting.queries import bracket
+
+    def far(*a, **k):
+        raise ArithmeticError("the privacy loss of this composition spans 2.22e+10 nats: far from private")
+    doc = {"mechanisms": [{"kind": "shuffled_gaussian", "sigma": 0.8, "batches_per_epoch": 1000, "count": 2}]}
+    monkeypatch.setattr(bracket, "poisson_contrast", far)
+    ans = api.query(doc, True, 1e-6, 0.05)
+    assert ans.epsilon_at_least > 6.0 and ans.poisson is None
+    assert any("Not computed: what Poisson accounting would say" in n for n in ans.notes), ans.notes
+    monkeypatch.setattr(bracket, "epsilon_at_least", far)
+    ans = api.query(doc, True, 1e-6, 0.05)
+    assert ans.epsilon_at_least == 0.0 and ans.certified_upper.value > 6.0
+    assert any("Not computed: the proven lower bound" in n for n in ans.notes), ans.notes
