@@ -285,3 +285,40 @@ def test_edge_parameters_and_errors():
         kw = dict(s=1.0, batches=10, order="remove") | bad
         with pytest.raises(ValueError, match=next(iter(bad))):
             max_statistic_prv(**kw)
+
+
+# ---------------------------------------------------------------- realised by datasets
+@pytest.mark.parametrize("neighbouring, variant, others, z, z2", [
+    ("add_remove", 0, -1.0, 1.0, 0.0),  # Chua et al.: the others at -1, the record at +1 or absent
+    ("add_remove", 1, 0.0, 1.0, 0.0),
+    ("replace_one", 0, -1.0, 1.0, 0.0),  # the record at +1 replaced by one at 0
+    ("replace_one", 1, -1.0, 1.0, -1.0)])  # ... by one at -1: Q's batch at 0, P's at 2
+def test_each_attack_pair_is_the_law_of_two_neighbouring_datasets(neighbouring, variant, others, z, z2):
+    """Brute force (tests/brute_sampling.py: every permutation of n = 4 records into T = 2 batches
+    of 2, no prvgui code): the two batch sums of D (the record z) and D' (z2 in its place; 0 is
+    the null record of zero-out add/remove), less the known sums 2 * others, are exactly the
+    attack pair's laws {beta e_t: 1/T}, beta_0 = base and beta_1 = base + shift. Its
+    single-epoch delta is then below the realised pair's (post-processing by the maximum),
+    here the pair's 2-D hockey-stick on a fine grid of cells."""
+    from brute_sampling import hockey_stick_2d, shuffled_law, shuffled_partitions
+    from prvgui.accounting.core.values import Relation
+    from prvgui.accounting.kinds.shuffled_gaussian import ShuffledGaussian
+    attack = ShuffledGaussian(1.0, 2).attack_pair(Relation(neighbouring), variant)
+    parts = shuffled_partitions(4, 2)
+    known = 2 * others
+    law_p = shuffled_law((z, others, others, others), parts)
+    law_q = shuffled_law((z2, others, others, others), parts)
+
+    def less_known(law):
+        return {tuple(round(v - known, 12) for v in k): p for k, p in law.items()}
+    b0, b1 = attack.base, attack.base + attack.shift
+    expected_q = {(b0, 0.0): 0.5, (0.0, b0): 0.5} if b0 else {(0.0, 0.0): 1.0}
+    assert less_known(law_q) == pytest.approx(expected_q)
+    assert less_known(law_p) == pytest.approx({(b1, 0.0): 0.5, (0.0, b1): 0.5})
+    eps = np.array([0.0, 0.5, 1.0, 2.0])
+    for order, (p, q) in (("remove", (law_p, law_q)), ("add", (law_q, law_p))):
+        realised = hockey_stick_2d(p, q, eps, 1.0)
+        attack_delta = np.array([single_epoch_delta_lower(attack.noise, 2, e, attack.shift, attack.base, order)
+                                 for e in eps])
+        assert np.all(attack_delta <= realised + 1e-4), (order, attack_delta, realised)
+        assert np.all(attack_delta >= 0.8 * realised)  # (and close: measured 0.83 to 1.0 of it)
