@@ -127,10 +127,12 @@ class _MaxPair:
             gl, dl = parts[0], self.slope(gx, parts)
             # x(l) as a cubic Hermite spline through the grid's points with slopes 1 / l'(x):
             # Newton then starts within about 1e-8 of the root and needs two steps, not five
-            ok = np.isfinite(gl) & np.isfinite(dl) & (dl > 0)
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+                dx = 1.0 / dl  # (+inf where l is flat to float64: noise 1e306 times the shift)
+            ok = np.isfinite(gl) & np.isfinite(dx) & (dl > 0)
             ok[ok] &= np.concatenate(([True], np.diff(gl[ok]) > 0))
             self.grid_x, self.grid_l = gx[ok], gl[ok]
-            self._spline = CubicHermiteSpline(gl[ok], gx[ok], 1.0 / dl[ok], extrapolate=False)
+            self._spline = CubicHermiteSpline(gl[ok], gx[ok], dx[ok], extrapolate=False) if ok.sum() > 1 else None
 
     def kappa(self, x: Array) -> Array:
         """log((T-1) lambda(x) / lambda(x - alpha_0)); w = 1 / (1 + e^kappa)."""
@@ -179,8 +181,9 @@ class _MaxPair:
             hi = (t + self.log_t + self.c) / self.d
             # a start: interpolation in the grid, or outside it l with B = 1 and w = 1/T
             guess = (np.log((self.n + 1) * np.expm1(t) + 1.0) + self.c) / self.d
-            inside = (t > self.grid_l[0]) & (t < self.grid_l[-1])
-            guess = np.where(inside, self._spline(np.where(inside, t, self.grid_l[0])), guess)
+            if self._spline is not None:
+                inside = (t > self.grid_l[0]) & (t < self.grid_l[-1])
+                guess = np.where(inside, self._spline(np.where(inside, t, self.grid_l[0])), guess)
         x = np.where(np.isfinite(guess), np.clip(guess, lo, hi), 0.5 * (lo + hi)).ravel()
         lo, hi, tf = lo.ravel().copy(), hi.ravel().copy(), t.ravel()
         x[~np.isfinite(tf)] = tf[~np.isfinite(tf)]
