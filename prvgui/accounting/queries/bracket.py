@@ -57,7 +57,7 @@ def epsilon_at_least(rows: Sequence[Row], delta: float, relation: Relation | str
     for attack in attack_rows(rows, relation):
         acc = Accountant(attack, eps_error, cancel=cancel)
         got = acc.epsilon(delta).lower
-        if got > 0:
+        if got > 0 and acc.infinite_mass()[0] > 0:  # (without such mass nothing is left out)
             if not certified:
                 certified.append(_certified(rows, delta, relation))
             if got > certified[0]:
