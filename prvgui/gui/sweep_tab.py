@@ -144,8 +144,9 @@ class SweepTab(QWidget):
         self.status.setWordWrap(True)
         # two plots, one shown: lines for one parameter, a heatmap and its colour bar for two
         self.lines, self.heat = pg.PlotWidget(), pg.PlotWidget()
-        self.upper = self.lines.plot([], [], pen=pen(BLUE, 2.4), name="certified ε")
-        self.lower = self.lines.plot([], [], pen=pen(BLUE, 1.2, Qt.PenStyle.DashLine), name="proven lower")
+        self.legend = self.lines.addLegend(offset=(10, 10))  # (before the curves: they join it by name)
+        self.upper = self.lines.plot([], [], pen=pen(BLUE, 2.4), name="certified ε (upper bound)")
+        self.lower = self.lines.plot([], [], pen=pen(BLUE, 1.2, Qt.PenStyle.DashLine), name="proven lower bound")
         self.lines.setLabel("left", "ε")
         self.image = pg.ImageItem()
         self.heat.addItem(self.image)
@@ -231,6 +232,9 @@ class SweepTab(QWidget):
     def _lines(self, axis, x, eps, lower) -> None:
         for item, y in ((self.upper, eps), (self.lower, lower)):
             item.setData(x, np.where(np.isfinite(y), y, np.nan))
+        # the legend in the top corner the curves leave free: left where ε rises, right where it falls
+        fin = eps[np.isfinite(eps)]
+        self.legend.setOffset((-10, 10) if fin.size > 1 and fin[0] > fin[-1] else (10, 10))
         self.lines.setLogMode(x=axis.log, y=False)
         self.lines.setLabel("bottom", self._titles.get(axis.name, axis.name))
         self.plots.setCurrentWidget(self.lines)
