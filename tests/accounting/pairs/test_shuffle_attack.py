@@ -322,3 +322,24 @@ def test_each_attack_pair_is_the_law_of_two_neighbouring_datasets(neighbouring, 
                                  for e in eps])
         assert np.all(attack_delta <= realised + 1e-4), (order, attack_delta, realised)
         assert np.all(attack_delta >= 0.8 * realised)  # (and close: measured 0.83 to 1.0 of it)
+
+
+@pytest.mark.parametrize("a0, a1, T", [(1.25, 2.5, 1000), (0.0, 1.25, 1000), (2981.0, 5962.0, 5099)])
+def test_the_inverse_loss_starts_near_the_root_and_evaluates_the_loss_about_once_a_point(a0, a1, T, monkeypatch):
+    """x_of from the spline's start: at most 1.5 evaluations of the loss a point on the grid's
+    range (five before the spline and the stop at 4 u (1 + |t|)), each root as accurate as the
+    module's contract says."""
+    from prvgui.accounting.pairs import shuffle as S
+    pair = S._MaxPair(a0, a1, T)
+    t = np.linspace(pair.grid_l[0], pair.grid_l[-1], 20001)[1:-1]
+    seen = []
+    real = S._MaxPair.parts
+    monkeypatch.setattr(S._MaxPair, "parts", lambda self, x: (seen.append(x.size), real(self, x))[1])
+    x = pair.x_of(t)
+    assert sum(seen) <= 1.5 * t.size
+    monkeypatch.undo()
+    # (the module's contract: l(x) within 35 ulps (1 + |t|) of t, its own rounding included; or
+    # x's last ulp where the loss is steep)
+    parts = pair.parts(x)
+    slack = 35 * 2 * U * (1 + np.abs(t)) + 2 * pair.slope(x, parts) * np.spacing(np.abs(x))
+    assert np.all(np.abs(parts[0] - t) <= slack)
