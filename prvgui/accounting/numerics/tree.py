@@ -64,7 +64,7 @@ def as_row(c: Composed) -> DiscretePRV:
     # (the first and last nonzero cells from a mask and argmax, and the centre from a float
     # arange: no index array of every nonzero cell, no cast; 0.9 against 7.7 ms at 4e5 cells)
     mask = pmf != 0
-    first = int(mask.argmax())
+    first = int(mask.argmax()) if mask.size else 0  # (argmax of nothing raises)
     if mask.size and mask[first]:
         last = pmf.size - 1 - int(mask[::-1].argmax())
         pmf = pmf[first:last + 1]
