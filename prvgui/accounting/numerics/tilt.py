@@ -102,15 +102,31 @@ def _summary(r: Row, blocks: int) -> tuple[np.ndarray, np.ndarray, float] | None
     return cgf_blocks(r, blocks) if r.pmf.any() else None
 
 
+#: cgf_and_mean works through this many blocks at a time (its temporaries, five arrays of them,
+#: stay a few MB: 10^5 streamed rows' 6.4 x 10^6 blocks at once raised the peak by 0.34 GB)
+CGF_CHUNK = 1 << 18
+
+
 def cgf_and_mean(stacked, lam: float) -> tuple[float, float]:
-    """(log E[e^{lam S}], the mean of S tilted by lam) from the stacked block summaries."""
+    """(log E[e^{lam S}], the mean of S tilted by lam) from the stacked block summaries. Each
+    row's terms are worked out a chunk of rows at a time (the same values as all at once: the
+    reductions run within a row) and summed over the rows at the end."""
     logp, y, first, k = stacked
-    e = logp + lam * y
-    top = np.maximum.reduceat(e, first)
-    w = np.exp(e - np.repeat(top, np.diff(np.append(first, e.size))))
-    s = np.add.reduceat(w, first)
-    m1 = np.add.reduceat(w * y, first)
-    return float(np.dot(k, top + np.log(s))), float(np.dot(k, m1 / s))
+    ends = np.append(first[1:], logp.size)
+    log_mgf, mean = np.empty(first.size), np.empty(first.size)
+    lo = 0
+    while lo < first.size:
+        hi = max(lo + 1, int(np.searchsorted(ends, int(first[lo]) + CGF_CHUNK, side="right")))
+        a, b = int(first[lo]), int(ends[hi - 1])
+        at = first[lo:hi] - a
+        e = logp[a:b] + lam * y[a:b]
+        top = np.maximum.reduceat(e, at)
+        w = np.exp(e - np.repeat(top, np.diff(np.append(at, e.size))))
+        s = np.add.reduceat(w, at)
+        log_mgf[lo:hi] = top + np.log(s)
+        mean[lo:hi] = np.add.reduceat(w * y[a:b], at) / s
+        lo = hi
+    return float(np.dot(k, log_mgf)), float(np.dot(k, mean))
 
 
 def choose_lambda_for_delta(rows: Sequence[tuple[Row, int]], delta: float,

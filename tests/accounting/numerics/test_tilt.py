@@ -140,6 +140,38 @@ def test_chernoffs_lambda_minimises_the_bound_on_epsilon(delta):
     assert bound(lam) < bound(lam * 1.01) and bound(lam) < bound(lam / 1.01)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 70), min_size=1, max_size=40), st.integers(1, 300),
+       st.floats(1e-4, 50.0), st.integers(0, 2 ** 31))
+def test_cgf_and_mean_a_chunk_of_rows_at_a_time(sizes, chunk, lam, seed):
+    """cgf_and_mean works through the stacked rows a chunk at a time (its temporaries stay
+    small for 10^5 rows): whatever the chunk, it gives what each row's log-sum-exp and tilted
+    mean give, worked out row by row here (scipy's logsumexp), and the same bits as in one go."""
+    from scipy.special import logsumexp
+    from prvgui.accounting.numerics import tilt
+    rng = np.random.default_rng(seed)
+    logp, y = rng.normal(0.0, 5.0, sum(sizes)), rng.normal(0.0, 1.0, sum(sizes))
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    k = rng.integers(1, 9, len(sizes)).astype(float)
+    stacked = (logp, y, first, k)
+    want_f = want_m = 0.0
+    for a, n, kk in zip(first, sizes, k):
+        e = logp[a:a + n] + lam * y[a:a + n]
+        want_f += kk * logsumexp(e)
+        want_m += kk * float(np.dot(np.exp(e - logsumexp(e)), y[a:a + n]))
+    whole = tilt.cgf_and_mean(stacked, lam)
+    old = tilt.CGF_CHUNK
+    try:
+        tilt.CGF_CHUNK = chunk
+        got = tilt.cgf_and_mean(stacked, lam)
+    finally:
+        tilt.CGF_CHUNK = old
+    assert got == whole
+    scale = float(np.sum(k * (np.abs(logp[first]) + lam * np.max(np.abs(y)) + 10)))
+    assert got[0] == pytest.approx(want_f, rel=1e-12, abs=1e-12 * scale)
+    assert got[1] == pytest.approx(want_m, rel=1e-12, abs=1e-12 * float(k.sum()))
+
+
 def test_lambda_puts_the_tilted_mean_on_the_target():
     # a skewed row (a mass far up, like a subsampled loss) and a symmetric one, composed
     up = np.exp(-np.linspace(0.0, 8.0, 400))
