@@ -148,6 +148,7 @@ class SweepTab(QWidget):
         self.upper = self.lines.plot([], [], pen=pen(BLUE, 2.4), name="certified ε (upper bound)")
         self.lower = self.lines.plot([], [], pen=pen(BLUE, 1.2, Qt.PenStyle.DashLine), name="proven lower bound")
         self.lines.setLabel("left", "ε")
+        self.legend.setVisible(False)  # (no legend over an empty plot: it appears with the curves)
         self.image = pg.ImageItem()
         self.heat.addItem(self.image)
         self.bar = pg.ColorBarItem(values=(0, 1), colorMap="viridis", label="certified ε", interactive=False)
@@ -235,6 +236,7 @@ class SweepTab(QWidget):
         # the legend in the top corner the curves leave free: left where ε rises, right where it falls
         fin = eps[np.isfinite(eps)]
         self.legend.setOffset((-10, 10) if fin.size > 1 and fin[0] > fin[-1] else (10, 10))
+        self.legend.setVisible(True)
         self.lines.setLogMode(x=axis.log, y=False)
         self.lines.setLabel("bottom", self._titles.get(axis.name, axis.name))
         self.plots.setCurrentWidget(self.lines)

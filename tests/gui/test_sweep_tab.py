@@ -52,7 +52,9 @@ def test_fields_offer_the_rows_numeric_parameters_and_a_range_around_the_value(t
 
 def test_one_parameter_draws_the_certified_epsilon_of_each_point(qtbot, tab, tmp_path):
     set_axis(tab.axes[0], "1: queries", "sigma", "1", "3", 5)
+    assert not tab.legend.isVisible()  # (no legend over the empty plot)
     run(qtbot, tab)
+    assert tab.legend.isVisible()
     x, y = tab.upper.getData()
     assert tab.plots.currentWidget() is tab.lines
     assert list(x) == [1.0, 1.5, 2.0, 2.5, 3.0]
