@@ -266,3 +266,65 @@ def test_the_api_answers_when_the_poisson_contrast_or_the_attack_cannot_be_compo
     ans = api.query(doc, True, 1e-6, 0.05)
     assert ans.epsilon_at_least == 0.0 and ans.certified_upper.value > 6.0
     assert any("Not computed: the proven lower bound" in n for n in ans.notes), ans.notes
+
+
+@pytest.mark.parametrize("neighbouring", ["add_remove", "replace_one"])
+@pytest.mark.parametrize("scale", [1e-300, 1e-13, 1e-11, 1e-7])
+def test_a_laplace_step_with_almost_no_noise_answers_as_its_kind_reads_it(scale, neighbouring):
+    """The sixth input-space find: a subsampled Laplace step at rate 1 and scale 1e-300 raised
+    in the discretiser (its loss placed at 1e300), at 1e-13 a tilt's rounding bound reached 1
+    ("math domain error"; the Laplace kind at 1e-11 under replace-one too). At rate 1 it is the
+    Laplace mechanism: the same bracket as that kind's (3 eps0 for three draws, up to
+    float64's rounding of it; +inf past base.BLATANT_LOSS). Below rate 1 and past 1 /
+    base.NOISELESS the pair is read as noiseless, as the subsampled Gaussian's: +inf."""
+    from prvgui.accounting import Accountant
+    from prvgui.accounting.kinds.base import BLATANT_LOSS
+    from prvgui.accounting.mechanisms import Laplace, SubsampledLaplace
+    plain = Accountant([Row(Laplace(scale), 3)], 0.05, neighbouring).epsilon(1e-5)
+    full = Accountant([Row(SubsampledLaplace(scale, 1.0), 3)], 0.05, neighbouring).epsilon(1e-5)
+    shift = 2.0 if neighbouring == "replace_one" else 1.0  # (replace-one: twice the sensitivity)
+    eps0 = shift / scale
+    if eps0 > BLATANT_LOSS:
+        assert plain.lower == plain.upper == full.lower == full.upper == math.inf
+    else:  # the truth 3 eps0 + log(1 - 8 delta), which float64 rounds to 3 eps0 from 1e7 on
+        assert full == plain
+        assert plain.lower <= 3 * eps0 + math.log1p(-8e-5) + 1e-9 * eps0
+        assert 3 * eps0 <= plain.upper <= 3 * eps0 * (1 + 1e-9)
+    half = Accountant([Row(SubsampledLaplace(scale, 0.5), 3)], 0.05, neighbouring).epsilon(1e-5)
+    assert half.lower == half.upper == math.inf
+
+
+def test_an_atom_no_grid_index_reaches_is_refused_as_too_wide():
+    """A discrete Laplace at scale 1e-300 under replace-one (atoms near 2e300 nats) raised an
+    OverflowError in the discretiser: it is a grid too large, which the window words as far
+    from private."""
+    from prvgui.accounting.core.errors import GridTooLarge
+    from prvgui.accounting.kinds.laplace import laplace_prv
+    from prvgui.accounting.numerics.discretize import discretize
+    from prvgui.accounting.pairs.prv import PRV
+    for prv in (PRV(((2e300, 0.5), (-2e300, 0.5)), 0.0, None, 0.0, 0.0), laplace_prv(1e20)):
+        with pytest.raises(GridTooLarge):
+            discretize(prv, 1e-3, 1e-12)
+    res = compute(Request((Row(mechanism_from_params("discrete_laplace", {"scale": 1e-300}), 3),), 1e-5, 1.0,
+                          0.05, "replace_one"))
+    assert [(p, "far from private" in why) for p, why in res.failed][:1] == [("headline", True)]
+
+
+@pytest.mark.parametrize("replace", [False, True])
+@pytest.mark.parametrize("eps0", [1e300, 1e7])
+def test_a_laplace_mixture_read_as_noiseless_gives_the_basic_accountants_its_pure_delta(eps0, replace):
+    """The seventh find: a subsampled Laplace step at scale 1e-300 and rate 1 - 1.5e-7 in groups
+    of 5 (add/remove, 981 draws): the pair is read as noiseless past eps0 = 1e6 (a point mass at
+    +inf once the group is all but surely sampled), and its (epsilon, delta) for the basic
+    accountants looked for a finite loss among none ("max() arg is an empty sequence"). Read as
+    noiseless it is (0, P(a group member is sampled))-DP."""
+    from prvgui.accounting.kinds._mixtures import LaplaceMixturePair
+    from prvgui.accounting.mechanisms import SubsampledLaplace
+    q = 0.9999998519119168
+    hit = -math.expm1(5 * math.log1p(-q))
+    assert LaplaceMixturePair(q, 5, replace, eps0).eps_delta() == (0.0, hit)
+    assert LaplaceMixturePair(0.3, 5, replace, 1e6).eps_delta()[1] == 0.0  # (at 1e6 still read as noisy)
+    res = compute(Request((Row(SubsampledLaplace(1.0 / eps0, q), 981),), 1e-5, 1.0, 0.05,
+                          "replace_one" if replace else "add_remove", 5))
+    assert res.failed == () and res.epsilon.upper == math.inf
+    assert published(res) < math.inf  # (a comparison accountant's certified bound)

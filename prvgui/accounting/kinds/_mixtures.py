@@ -149,13 +149,18 @@ class LaplaceMixturePair(_MixturePair):
         return self.sampling_rate == 0 or self.eps0 == 0
 
     def is_blatant(self) -> bool:
-        return math.isinf(self.eps0) and self.sampling_rate == 1
+        return self._noiseless() and self.sampling_rate == 1
+
+    def _noiseless(self) -> bool:
+        """No noise, or so little that the pair reads it as none (eps0 above 1 / base.NOISELESS,
+        as mixture_laplace.py does)."""
+        return not self.eps0 <= 1 / NOISELESS
 
     def _prv(self, order: str) -> PRV:
         if self.is_trivial():
             return TRIVIAL
         e, q, k = self.eps0, self.sampling_rate, self.group_size
-        if math.isinf(e):
+        if self._noiseless():
             return _blind(q, k, self.replace, order)
         from ..pairs import mixture_laplace as _mix
         if self.replace:
@@ -166,16 +171,19 @@ class LaplaceMixturePair(_MixturePair):
         """Pure DP: the largest finite loss over both orders (the loss is bounded)."""
         if self.is_trivial():
             return (0.0, 0.0)
-        if math.isinf(self.eps0):
+        if self._noiseless():  # (the pair read as noiseless: a group member is revealed, or nothing)
             hit = -math.expm1(self.group_size * math.log1p(-self.sampling_rate)) \
                 if self.sampling_rate < 1 else 1.0
             return (0.0, hit)
-        top = 0.0
+        # (eps: the largest finite |loss| over both orders; delta: the mass at +inf, none for a
+        # noisy pair; either way delta(eps) is at most that mass)
+        top, spent = 0.0, 0.0
         for o in self.orders():
             prv = self._prv(o)
-            locs = [loc for loc, _ in prv.atoms] + ([prv.cont.hi] if prv.cont is not None else [])
-            top = max(top, max(abs(v) for v in locs))
-        return (top, 0.0)
+            locs = [loc for loc, _ in prv.atoms] + ([prv.cont.lo, prv.cont.hi] if prv.cont is not None else [])
+            top = max([top] + [abs(v) for v in locs if math.isfinite(v)])
+            spent = max(spent, prv.inf_mass)
+        return (top, spent)
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         """RDP of the pair (mixture_rdp.py, capped by eps'-randomized response's, eps' the

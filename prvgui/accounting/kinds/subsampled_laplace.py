@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pairs import rdp as _rdp
-from ..pairs.prv import PRV, TRIVIAL, Continuous
+from ..pairs.prv import PRV, TRIVIAL, Continuous, point_mass
 from ..pairs.subsampling import blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix, refined_breaks
-from .base import (fixed_size_error, SampledBatches, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE,
+from .base import (BLATANT_LOSS, NOISELESS, fixed_size_error, SampledBatches, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE,
                    Mechanism, Relation, param, ratio)
 from .laplace import laplace_prv
 
@@ -36,10 +36,10 @@ def subsampled_laplace_prv(eps0: float, q: float, order: str) -> PRV:
     """
     if q == 0 or eps0 == 0:
         return TRIVIAL
-    if math.isinf(eps0):
-        return blind_subsample(q, order)
-    if q == 1:
-        return laplace_prv(eps0)
+    if q == 1:  # (the Laplace mechanism itself, read as its kind reads it: laplace.py)
+        return laplace_prv(eps0) if eps0 <= BLATANT_LOSS else point_mass(math.inf)
+    if math.isinf(eps0) or eps0 > 1 / NOISELESS:  # (base.NOISELESS, as the subsampled Gaussian's: the
+        return blind_subsample(q, order)  # noisy pair is a post-processing of the noiseless one)
     e = eps0
     t_minus = math.log1p(q * math.expm1(-e))
     t_plus = float(np.logaddexp(math.log(q) + e, math.log1p(-q)))  # no overflow for huge e
@@ -135,7 +135,9 @@ class SubsampledLaplace(SampledBatches, Mechanism):  # type: ignore[misc, overri
         return self.sampling_rate == 0 or self.eps0 == 0
 
     def is_blatant(self) -> bool:
-        return math.isinf(self.eps0) and self.sampling_rate == 1
+        """Every record sampled and a largest loss eps0 above BLATANT_LOSS (as the Laplace
+        kind's): the loss is taken as +infinity."""
+        return self.sampling_rate == 1 and not self.eps0 <= BLATANT_LOSS
 
     def under(self, relation: Relation) -> Mechanism:
         from ._mixtures import FixedSizePair, LaplaceMixturePair, subsampled_under

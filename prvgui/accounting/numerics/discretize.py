@@ -317,6 +317,8 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         j_hi = max(math.ceil(b / h - 0.5), j_lo)
         if j_hi - j_lo + 2 > max_cells:
             raise GridTooLarge(j_hi - j_lo + 2, max_cells, b - a)
+        if not max(abs(j_lo), abs(j_hi)) < 2 ** 62:  # (cells no grid index reaches: losses near 1e300)
+            raise GridTooLarge(2 ** 62, max_cells, max(abs(a), abs(b)))
         e_idx = _edges(tails, h, j_lo, j_hi, tau, coarse, tiers)
         edges = (e_idx - 0.5) * h
         edge_max = max(abs(float(edges[0])), abs(float(edges[-1])))
@@ -360,7 +362,10 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
             if float(masses[width > 1].sum()) > 0 and single.size:
                 fine_cells = (int(e_idx[single[0]]), int(e_idx[single[-1]]) + 1)  # grid indices
     for loc, m in prv.atoms:
-        pos.append(np.array([int(round(loc / h))]))
+        at = loc / h
+        if not abs(at) < 2.0 ** 62:  # (an atom no grid index reaches: a pure-DP-like loss of 1e300)
+            raise GridTooLarge(2 ** 62, max_cells, abs(loc))
+        pos.append(np.array([int(round(at))]))
         val.append(np.array([m]))
         spread += m * (0.5 * h) ** 2
         half_mean += m * 0.5 * h

@@ -267,7 +267,9 @@ class Tilting:
         t, lm, rel, gone = tilt_row(d, self.lam)
         self.log_m += k * lm
         self.mag += k * abs(lm)
-        self.log_rel += k * math.log1p(rel / (1 - rel))  # (1 - rel)^-k >= each factor's k-th power
+        # ((1 - rel)^-k >= each factor's k-th power; a rounding as large as the masses
+        # themselves, losses near 1e11 at a large lambda, bounds nothing: an infinite factor)
+        self.log_rel += k * math.log1p(rel / (1 - rel)) if rel < 1 else math.inf
         self.lost += k * gone
         return t, k
 
