@@ -328,3 +328,19 @@ def test_a_laplace_mixture_read_as_noiseless_gives_the_basic_accountants_its_pur
                           "replace_one" if replace else "add_remove", 5))
     assert res.failed == () and res.epsilon.upper == math.inf
     assert published(res) < math.inf  # (a comparison accountant's certified bound)
+
+
+@pytest.mark.parametrize("order", ["remove", "add"])
+@pytest.mark.parametrize("q", [0.01, 0.3, 0.9])
+@pytest.mark.parametrize("eps0", [2.0, 20.0, 200.0])
+def test_the_noiseless_reading_of_a_subsampled_laplace_step_dominates_it(eps0, q, order):
+    """Past eps0 = 1e6 a subsampled Laplace step is read as the noiseless pair (blind_subsample):
+    an upper bound only if that pair's privacy profile is above the step's at every epsilon
+    (the noisy pair is a post-processing of the noiseless one). Checked where the step's own
+    profile is computable, with its own PRV summed directly."""
+    import numpy as np
+    from prvgui.accounting.kinds.subsampled_laplace import subsampled_laplace_prv
+    from prvgui.accounting.pairs.subsampling import blind_subsample
+    noisy, blind = subsampled_laplace_prv(eps0, q, order), blind_subsample(q, order)
+    for eps in np.concatenate([[0.0], np.geomspace(1e-4, 2.0 * eps0, 40)]):
+        assert blind.delta(float(eps)) >= noisy.delta(float(eps)) * (1 - 1e-9) - 1e-15
