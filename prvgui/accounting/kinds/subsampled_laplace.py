@@ -21,7 +21,7 @@ import numpy as np
 from ..pairs import rdp as _rdp
 from ..pairs.prv import PRV, TRIVIAL, Continuous, point_mass
 from ..pairs.subsampling import blind_subsample, kl_integrand, kl_pair, l0_of_t, log_mix, refined_breaks
-from .base import (BLATANT_LOSS, NOISELESS, fixed_size_error, SampledBatches, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE,
+from .base import (BLATANT_LOSS, fixed_size_error, SampledBatches, L1_SENSITIVITY, LAPLACE_SCALE, SAMPLING, SAMPLING_RATE,
                    Mechanism, Relation, param, ratio)
 from .laplace import laplace_prv
 
@@ -38,8 +38,8 @@ def subsampled_laplace_prv(eps0: float, q: float, order: str) -> PRV:
         return TRIVIAL
     if q == 1:  # (the Laplace mechanism itself, read as its kind reads it: laplace.py)
         return laplace_prv(eps0) if eps0 <= BLATANT_LOSS else point_mass(math.inf)
-    if math.isinf(eps0) or eps0 > 1 / NOISELESS:  # (base.NOISELESS, as the subsampled Gaussian's: the
-        return blind_subsample(q, order)  # noisy pair is a post-processing of the noiseless one)
+    if not eps0 <= BLATANT_LOSS:  # (losses past base.BLATANT_LOSS read as +inf, as the Laplace kind's:
+        return blind_subsample(q, order)  # the noiseless pair, of which the noisy one is a post-processing)
     e = eps0
     t_minus = math.log1p(q * math.expm1(-e))
     t_plus = float(np.logaddexp(math.log(q) + e, math.log1p(-q)))  # no overflow for huge e
