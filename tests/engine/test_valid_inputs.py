@@ -354,3 +354,30 @@ def test_the_noiseless_reading_of_a_subsampled_laplace_step_dominates_it(eps0, q
     noisy, blind = subsampled_laplace_prv(eps0, q, order), blind_subsample(q, order)
     for eps in np.concatenate([[0.0], np.geomspace(1e-4, 2.0 * eps0, 40)]):
         assert blind.delta(float(eps)) >= noisy.delta(float(eps)) * (1 - 1e-9) - 1e-15
+
+
+def test_a_subsampled_laplace_step_at_a_loss_near_1e306_has_an_infinite_rdp():
+    """The eighth find: scale 1e-300 at sensitivity 1e6 and rate 1e-300 (beside a zCDP row):
+    the add order's RDP quadrature divided by a step that underflowed to 0 ("float division by
+    zero" in the comparisons). Too many panels: its RDP is +inf, an upper bound."""
+    from prvgui.accounting.kinds import KINDS
+    from prvgui.accounting.mechanisms import SubsampledLaplace
+    from prvgui.accounting.pairs.rdp import subsampled_laplace_add
+    assert subsampled_laplace_add(2, 1e306, 1e-300) == math.inf
+    res = compute(Request((Row(KINDS["zcdp"].from_params({"rho": 1e-300}), 945),
+                           Row(SubsampledLaplace(1e-300, 1e-300, 1e6), 135)), 1e-10, 1.0, 0.05))
+    assert res.failed == () and res.epsilon.lower <= published(res) <= res.epsilon.upper
+
+
+def test_a_random_allocation_too_noiseless_for_its_grids_falls_back_to_the_gaussian_bound():
+    """The ninth find: random allocation at mu 5e6 (sensitivity 1e6, groups of 5): a term's grid
+    held no cell and scipy raised "Target length must be positive"; such a round now takes the
+    kind's bound without amplification, as grids too large do, and the window says the
+    composition is far from private."""
+    from prvgui.accounting.kinds import KINDS
+    from prvgui.accounting.pairs.allocation import round_prvs
+    assert round_prvs(5e6, 35842) is None
+    m = KINDS["random_allocation"].from_params({"sigma": 1.0, "steps_per_epoch": 35842, "selected": 1,
+                                                "sensitivity": 1e6})
+    res = compute(Request((Row(m, 3571),), 0.1, 1.0, 0.05, "add_remove", 5))
+    assert res.failed and all("far from private" in why for _, why in res.failed)

@@ -86,6 +86,8 @@ def _conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     n = a.size + b.size - 1
     if n > 4 * N_MAX:
         raise OverflowError("random allocation grid too large")
+    if not (a.size and b.size):  # (mu so large that a term's grid holds no cell: 5e6, R1 below one step)
+        raise OverflowError("random allocation grid empty")
     size = sfft.next_fast_len(n, real=True)
     fa = sfft.rfft(a, size, workers=-1)
     fb = fa if b is a else sfft.rfft(b, size, workers=-1)
@@ -345,7 +347,7 @@ def round_atoms(mu: float, m: int, acc: float = 1e-3) -> dict[str, tuple[np.ndar
             full, with_large, p_cut = r.sums(up)
             s, q, spill = _mixture([(w0, full), (w1, with_large)])
             out[up] = (s / m, q, spill + w2, p_cut)
-    except (OverflowError, MemoryError):  # grids too large for this machine: the Gaussian bound
+    except (OverflowError, MemoryError):  # grids too large for this machine, or empty: the Gaussian bound
         return None
     sbar_u, q_u, spill_u, cut_u = out[True]
     sbar_d, q_d, spill_d, _ = out[False]

@@ -149,7 +149,7 @@ def _stacked_log_integrals(m: np.ndarray, start: np.ndarray, am1: np.ndarray, s:
 def subsampled_laplace_add(a: int, e: float, q: float) -> float:
     """D_a(Q0 || q P0 + (1-q) Q0) for Laplace P0 = Lap(1, 1/e), Q0 = Lap(0, 1/e)."""
     lq, l1q, h = math.log(q), math.log1p(-q), min(1 / 16, 2 / (e * (2 * a - 1)))
-    if 1 / h > _MAX_PANELS:
+    if not h * _MAX_PANELS >= 1:  # (too many panels; h underflows to 0 at e near 1e306)
         return math.inf
     mid = log_integrate(lambda x: math.log(e / 2) - e * x + (1 - a) * np.logaddexp(lq + e * (2 * x - 1), l1q),
                     0.0, 1.0, h)  # x ~ Q0 on [0, 1]; constant loss for x <= 0 and x >= 1:
