@@ -29,7 +29,8 @@ def shown(v: object) -> str:
     if isinstance(v, bool) or v is None:
         return json.dumps(v)
     if isinstance(v, (int, float)):
-        return repr(v)
+        text = repr(v)
+        return text if len(text) <= 60 else f"{text[:24]}... (an integer of {len(text.lstrip('-'))} digits)"
     try:
         text = json.dumps(v, default=repr, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -39,6 +39,7 @@ from ..accounting.kinds.random_allocation import RandomAllocation
 from ..accounting.kinds.shuffled_gaussian import ShuffledGaussian
 from ..accounting.kinds.subsampled_gaussian import SubsampledGaussian
 from .composition import Composition
+from .interop_common import shown
 
 FRAMEWORKS = ("opacus", "jax_privacy", "tensorflow_privacy", "plain")
 #: (random allocation's sampler has the kind's own name)
@@ -86,7 +87,7 @@ def _int(cfg: dict, name: str, lo: int = 1, default: int | None = None) -> int |
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int) or v < lo or v > 10 ** 12:
-        raise ConfigError(f"{name} must be a whole number from {lo} to 10^12; got {v!r}")
+        raise ConfigError(f"{name} must be a whole number from {lo} to 10^12; got {shown(v)}")
     return v
 
 
@@ -95,13 +96,21 @@ def _num(cfg: dict, name: str, lo: float, hi: float = math.inf, lo_open: bool = 
     v = cfg.get(name, default)
     if v is None:
         return None
-    bad = isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+    bad = isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v)
     if bad or v < lo or (lo_open and v == lo) or v > hi:
         where = f"above {lo:g}" if lo_open else f"at least {lo:g}"
         if math.isfinite(hi):
             where += f" and at most {hi:g}"
-        raise ConfigError(f"{name} must be a number {where}; got {v!r}")
+        raise ConfigError(f"{name} must be a number {where}; got {shown(v)}")
     return float(v)
+
+
+def _finite(v: int | float) -> bool:
+    """v is a finite number a float can hold (an int past 1.8e308 is not)."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
 
 
 def _choice(cfg: dict, name: str, options: tuple[str, ...], default: str | None = None) -> str | None:
@@ -109,14 +118,14 @@ def _choice(cfg: dict, name: str, options: tuple[str, ...], default: str | None 
     if v is None:
         return None
     if not isinstance(v, str) or v not in options:
-        raise ConfigError(f"{name} must be one of {', '.join(options)}; got {v!r}")
+        raise ConfigError(f"{name} must be one of {', '.join(options)}; got {shown(v)}")
     return v
 
 
 def _bool(cfg: dict, name: str) -> bool:
     v = cfg.get(name, False)
     if not isinstance(v, bool):
-        raise ConfigError(f"{name} must be true or false; got {v!r}")
+        raise ConfigError(f"{name} must be true or false; got {shown(v)}")
     return v
 
 
@@ -150,15 +159,17 @@ def read_config(cfg: object) -> _Config:
     if unknown:
         raise ConfigError(f"{unknown[0]}: not a field of a training configuration (its fields: "
                           f"{', '.join(FIELDS)})")
-    if "framework" not in cfg:
-        raise ConfigError(f"framework is missing (one of {', '.join(FRAMEWORKS)})")
+    if cfg.get("framework") is None:
+        raise ConfigError(f"framework is missing (one of {', '.join(FRAMEWORKS)})"
+                          + (" (got null)" if "framework" in cfg else ""))
     framework = _choice(cfg, "framework", FRAMEWORKS)
     for required in ("dataset_size", "batch_size", "noise_multiplier"):
-        if required not in cfg:
-            raise ConfigError(f"{required} is missing")
-    if ("epochs" in cfg) == ("steps" in cfg):
+        if cfg.get(required) is None:  # (null is missing too: never a default noise of 0)
+            raise ConfigError(f"{required} is missing" + (" (got null)" if required in cfg else ""))
+    if (cfg.get("epochs") is None) == (cfg.get("steps") is None):
         raise ConfigError("give exactly one of epochs and steps" + (
-            f"; got epochs {cfg['epochs']!r} and steps {cfg['steps']!r}" if "epochs" in cfg else ""))
+            f"; got epochs {shown(cfg.get('epochs'))} and steps {shown(cfg.get('steps'))}"
+            if "epochs" in cfg or "steps" in cfg else ""))
     if framework == "plain" and "sampler" not in cfg:
         raise ConfigError(f"sampler is missing (one of {', '.join(SAMPLERS)}): a plain configuration "
                           "must say how batches were formed")
@@ -254,7 +265,11 @@ def _steps(c: _Config, logical: int, lines: list[str]) -> int:
         lines.append(f"noisy updates T = steps = {c.steps}")
         return c.steps
     assert c.epochs is not None
-    t = math.ceil(c.epochs * c.n / logical - 1e-9)
+    exact = c.epochs * c.n / logical
+    if not exact <= 10 ** 12:
+        raise ConfigError(f"epochs {c.epochs:g} make {exact:.3g} noisy updates (epochs × N / B): more than "
+                          "the 10^12 a row can count")
+    t = math.ceil(exact - 1e-9)
     lines.append(f"noisy updates T = ceil(epochs × N / B) = ceil({c.epochs:g} × {c.n} / {logical}) = {t}")
     return t
 

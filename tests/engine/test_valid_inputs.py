@@ -381,3 +381,21 @@ def test_a_random_allocation_too_noiseless_for_its_grids_falls_back_to_the_gauss
                                                 "sensitivity": 1e6})
     res = compute(Request((Row(m, 3571),), 0.1, 1.0, 0.05, "add_remove", 5))
     assert res.failed and all("far from private" in why for _, why in res.failed)
+
+
+@pytest.mark.parametrize("kind, params", [("pmf_pair", {"p": (0.35, 4e-60, 0.65), "q": (0.485, 0.515, 2e-123)}),
+                                          ("gaussian", {"sigma": 1.0})])
+def test_the_steps_curve_of_a_row_with_nothing_to_compose_is_the_other_rows(kind, params):
+    """The tenth find (two rows, random sweep): the epsilon-versus-steps curve of an (0, 0)-DP row
+    beside another raised "index 1 is out of bounds" in the windows' search; each count's
+    window is now the other rows', and the curve is flat at the other rows' epsilon."""
+    rows = (Row(mechanism_from_params(kind, params), 1),
+            Row(mechanism_from_params("approx_dp", {"epsilon": 0.0, "delta": 0.0}), 1))
+    res = compute(Request(rows, 1e-5, 1.0, 0.05, "add_remove", 1, profile_points=0, tradeoff_points=0,
+                          steps_row=1, steps_points=4))
+    assert not res.failed
+    alone = compute(Request(rows[:1], 1e-5, 1.0, 0.05, "add_remove", 1, profile_points=0, tradeoff_points=0))
+    for col in ("lower", "upper"):
+        ys = res.steps.columns[col]
+        assert ys.size >= 2 and np.all(ys == ys[0])
+    assert res.steps.columns["lower"][0] <= alone.epsilon.upper and alone.epsilon.lower <= res.steps.columns["upper"][0]

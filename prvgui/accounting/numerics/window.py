@@ -249,6 +249,8 @@ def choose_windows(fixed: Sequence[tuple[PreparedRow, float]], row: PreparedRow 
             per = total[None, :] + log_t
             if row is not None:  # (a count of 0 adds nothing, even where the row's bound is inf)
                 per = per + np.where(cs[:, None] > 0, cs[:, None] * row.cgf(negative, idx)[None, :], 0.0)
+            else:  # (a row with nothing to compose, e.g. (0, 0)-DP: every count's window is the others')
+                per = np.broadcast_to(per, (cs.size, per.shape[1]))
             return per / LAMBDAS[idx]
         coarse = np.arange(0, LAMBDAS.size, COARSE)
         vals = g(coarse)
