@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Sequence
 
@@ -437,6 +438,23 @@ def _run_gui(argv: Sequence[str]) -> int:
     return run(args.file, screenshot=args.screenshot)
 
 
+def _not_over_the_input(args: argparse.Namespace) -> None:
+    """Refuse an ``--out`` that names the command's own input file: writing there would replace
+    what the user made (a report written over its composition, say)."""
+    out = getattr(args, "out", None)
+    for name in ("file", "csv", "config"):
+        src = getattr(args, name, None)
+        if not (out and src):
+            continue
+        try:
+            same = os.path.samefile(src, out)
+        except OSError:  # (either does not exist yet: not the same file)
+            same = False
+        if same:
+            raise UsageError(f"--out {out} is the input file {src}: writing there would replace it; "
+                             "choose another name")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` and return the exit status.
 
@@ -455,6 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = _parser().parse_args(argv)
+            _not_over_the_input(args)
             return {"epsilon": lambda a: _query(a, True), "delta": lambda a: _query(a, False),
                     "curve": _run_curve, "calibrate": _run_calibrate, "risk": _run_risk,
                     "report": _run_report, "audit": _run_audit,

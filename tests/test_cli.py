@@ -314,3 +314,30 @@ def test_sweep_and_workload_are_wired(tmp_path, capsys):
     assert main(["workload", str(w), "--json"]) == 0
     assert main(["sweep", f, "--vary", "3.sigma=1:2:2", "--out", str(out)]) == 2
     assert "--vary" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["report", "{f}", "--out", "{f}"],
+    ["curve", "{f}", "--kind", "profile", "--out", "{f}"],
+    ["export", "{f}", "--to", "opacus", "--out", "{f}"],
+    ["sweep", "{f}", "--vary", "0.sigma=1:2:2", "--out", "{f}"],
+    ["report", "{f}", "--out", "{link}"],
+])
+def test_an_output_never_replaces_the_commands_own_input(tmp_path, capsys, argv):
+    """Found by fuzzing the command line: ``report c.json --out c.json`` wrote the report over
+    the composition. Any ``--out`` naming the input file (or a link to it) is refused before any
+    work, and the file is left as it was."""
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 2.0, "count": 10}])
+    link = tmp_path / "link.json"
+    link.symlink_to(f)
+    before = open(f).read()
+    assert main([a.format(f=f, link=link) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "is the input file" in err and "choose another name" in err
+    assert open(f).read() == before
+
+
+def test_an_output_beside_the_input_is_written(tmp_path):
+    f = write(tmp_path, [{"kind": "gaussian", "sigma": 2.0, "count": 10}])
+    out = tmp_path / "c.csv"
+    assert main(["curve", f, "--kind", "profile", "--out", str(out)]) == 0 and out.stat().st_size > 0
