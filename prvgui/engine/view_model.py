@@ -492,8 +492,9 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
                 **quick.columns, "lower": fine[0], "estimate": fine[1], "upper": fine[2]})}
         part("refine", refine_part)
     step(1.0, "done")
+    # (once: a budget that failed before the parts fails again, and its reason is said already)
     budget = attempt("budget", lambda: acc.error_budget(request.delta) if acc.total_count else []) \
-        if not headline_failed else []
+        if not headline_failed and not failure_of(failed, "budget") else None
     return replace(result, budget=budget if budget is not None else result.budget,
                    elapsed=time.perf_counter() - t0, warnings=tuple(notes) + engine_notes(acc, crossed),
                    failed=tuple(failed))

@@ -399,3 +399,20 @@ def test_the_steps_curve_of_a_row_with_nothing_to_compose_is_the_other_rows(kind
         ys = res.steps.columns[col]
         assert ys.size >= 2 and np.all(ys == ys[0])
     assert res.steps.columns["lower"][0] <= alone.epsilon.upper and alone.epsilon.lower <= res.steps.columns["upper"][0]
+
+
+def test_a_pure_dp_composition_past_a_floats_range_is_infinite_in_the_exact_accountant():
+    """The eleventh find: a discrete Laplace at scale 1e-300 drawn 10^9 times (epsilon0 k past
+    1.8e308): the exact (KOV) accountant overflowed ("overflow encountered in multiply", an error
+    under the test's warnings); its top atom has probability 1 to a float, so epsilon is infinite
+    below delta 1 and delta is 1. The window lists each failed part once (the error budget was
+    listed twice)."""
+    from prvgui.accounting.queries.comparisons import _kov
+    assert _kov(1e300, 0.0, 10**9, 0.1, True) == math.inf and _kov(1e300, 0.0, 10**9, 5.0, False) == 1.0
+    assert _kov(1e300, 0.0, 10**9, 1.0, True) == 0.0
+    m = mechanism_from_params("discrete_laplace", {"scale": 1e-300})
+    res = compute(Request((Row(m, 10**9),), 0.1, 1.0, 0.05, "add_remove", 1, profile_points=30,
+                          tradeoff_points=31, steps_row=0, steps_points=4))
+    assert res.epsilon.upper == math.inf and res.comparisons["exact"]["value"] == math.inf
+    parts = [p for p, _ in res.failed]
+    assert len(parts) == len(set(parts)) and all("far from private" in why for _, why in res.failed)

@@ -197,8 +197,12 @@ def _kov_window(e0: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _kov(e0: float, d0: float, k: int, x: float, want_eps: bool) -> float:
     """delta(eps) = 1 - (1-d0)^k + (1-d0)^k sum_{Y_i > eps} P(i) (1 - e^(eps - Y_i)), or its inverse."""
-    y, lp, lq = _kov_window(e0, k)
     keep, lost = math.exp(k * math.log1p(-d0)), -math.expm1(k * math.log1p(-d0))
+    if not math.isfinite(e0 * k):  # (e0 past 1e296: P(i = 0) is 1 to a float, and Y_0 = e0 k past one)
+        if not want_eps:
+            return 1.0  # (delta_RR(eps) = 1 - e^(eps - Y_0) = 1 at every finite eps)
+        return 0.0 if (x - lost) >= keep else math.inf
+    y, lp, lq = _kov_window(e0, k)
     if not want_eps:
         n = int(np.sum(y > x))
         with np.errstate(divide="ignore"):
