@@ -232,8 +232,9 @@ def risk(comp: Composition | dict, fprs=None, priors=None, baselines=None, eps_e
     from .accounting.queries import risk as _risk
     comp = _composition(comp)
     err = comp.targets.eps_error if eps_error is None else eps_error
-    return _risk.risk(comp.engine_rows(), fprs or _risk.DEFAULT_FPRS, comp.relation, err,
-                      priors=priors or _risk.DEFAULT_PRIORS, baselines=baselines or _risk.DEFAULT_BASELINES)
+    return _risk.risk(comp.engine_rows(), _risk.DEFAULT_FPRS if fprs is None else fprs, comp.relation, err,
+                      priors=_risk.DEFAULT_PRIORS if priors is None else priors,
+                      baselines=_risk.DEFAULT_BASELINES if baselines is None else baselines)
 
 
 def audit(canaries: int, guesses: int, correct: int, delta: float = 0.0, confidence: float = 0.95):

@@ -111,3 +111,18 @@ def test_the_api_gives_the_meaning_of_the_guarantee():
     t = prvgui.from_training({"framework": "opacus", "dataset_size": 1000, "batch_size": 10, "epochs": 1,
                               "noise_multiplier": 1.0})
     assert t.composition.rows[0].params["sampling_rate"] == 0.01
+
+
+def test_the_risk_rates_are_checked_whatever_their_python_type():
+    """Found by fuzzing the API: ``risk(comp, fprs=0.5)`` raised "'float' object is not
+    iterable", and ``fprs=0`` was silently the defaults. A single number is one rate; anything
+    else that is not rates in (0, 1) is a ValueError naming it."""
+    comp = {"mechanisms": [{"kind": "gaussian", "sigma": 2.0, "count": 10}]}
+    one = prvgui.risk(comp, fprs=0.01)
+    assert [p["fpr"] for p in one.as_dict()["tpr_at_fpr"]] == [0.01]
+    for bad, words in [(0, "false-positive rate must be a number between 0 and 1"), ("0.1", "must be a list"),
+                       (10 ** 400, "got 1000"), ([float("nan")], "got nan"), ([], "at least one")]:
+        with pytest.raises(ValueError, match=words):
+            prvgui.risk(comp, fprs=bad)
+    with pytest.raises(ValueError, match="prior must be a number"):
+        prvgui.risk(comp, priors=[1.5])

@@ -101,10 +101,15 @@ class Risk:
 
 
 def check_rates(values: Sequence[float], what: str = "false-positive rate") -> tuple[float, ...]:
-    """Numbers strictly between 0 and 1 (a ValueError names ``what`` and the value)."""
+    """Numbers strictly between 0 and 1 (a ValueError names ``what`` and the value); a single
+    number is one."""
+    if isinstance(values, (int, float)) and not isinstance(values, bool):
+        values = (values,)
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{what}s must be a list of numbers between 0 and 1 (exclusive), got {values!r}")
     out = []
     for a in values:
-        if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or not 0 < a < 1:
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or not 0 < a < 1:  # (nan fails 0 < a)
             raise ValueError(f"{what} must be a number between 0 and 1 (exclusive), got {a!r}")
         out.append(float(a))
     if not out:
