@@ -143,11 +143,23 @@ class Journal:
         return done
 
     def _whole(self, k: int) -> bool:
+        """Whether chunk k is there whole: each point of its span once, in order, with the plan's
+        values at it and a number (or nothing) in each numeric column; anything else (a cut
+        write, another sweep's chunk, garbage) is computed again."""
         try:
             rows = self.read(k)
-        except (OSError, ValueError, csv.Error):
+            if [int(r[0]) for r in rows] != list(self.span(k)):
+                return False
+            n = len(self.plan.axes)
+            for r in rows:
+                if len(r) != len(self.header) or r[1:1 + n] != [_text(v) for v in self.plan.point(int(r[0]))]:
+                    return False
+                numbers = [float(v) for v in r[1 + n:1 + n + 5] if v]  # (ValueError: not a number)
+                if any(math.isnan(v) for v in numbers):
+                    return False
+        except (OSError, ValueError, IndexError, csv.Error):
             return False
-        return [int(r[0]) for r in rows] == list(self.span(k))
+        return True
 
     # ------------------------------------------------------------ chunks
     def write(self, k: int, rows: list[tuple]) -> None:

@@ -224,6 +224,42 @@ def test_a_killed_sweep_resumes_without_recomputing(comp_file, tmp_path):
         assert a.read() == b.read()
 
 
+def _damaged(text: str, column: str | None, value: str) -> str:
+    """The chunk's text with its first point's ``column`` set to ``value`` (None: the row cut
+    after three cells; "axis": the first varied value)."""
+    lines = text.split("\n")
+    cells = lines[1].split(",")
+    if column is None:
+        cells = cells[:3]
+    else:
+        cells[1 if column == "axis" else lines[0].split(",").index(column)] = value
+    lines[1] = ",".join(cells)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("column, value", [("lower", "nan"), ("upper", "twelve"), (None, ""), ("axis", "123.5")])
+def test_a_damaged_chunk_is_computed_again(comp_file, tmp_path, column, value):
+    """Found by damaging a killed sweep's folder by hand: a chunk with the right indices but a
+    NaN (or words) for a number, a row without all its cells, or another value than the plan's,
+    was taken as finished and went into the results. A chunk now counts as finished only with each point's plan values
+    and numbers in its numeric columns."""
+    out = str(tmp_path / "r.csv")
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(plan_of(comp_file), out, workers=1, chunk_size=2, compute=Counting(fail_at=3))
+    chunk = os.path.join(out + ".parts", "chunk-000001.csv")
+    with open(chunk) as f:
+        text = f.read()
+    with open(chunk, "w") as f:
+        f.write(_damaged(text, column, value))
+    again = Counting()
+    run_sweep(plan_of(comp_file), out, workers=1, compute=again)
+    assert again.starts[0] == 2  # the damaged chunk first, then those not finished
+    rows = read_csv(out)
+    whole = str(tmp_path / "whole.csv")
+    run_sweep(plan_of(comp_file), whole, workers=1)
+    assert rows == read_csv(whole)
+
+
 def test_another_plan_is_refused_unless_restart(comp_file, tmp_path):
     out = str(tmp_path / "r.csv")
     with pytest.raises(KeyboardInterrupt):
