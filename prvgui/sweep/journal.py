@@ -4,7 +4,7 @@ While a sweep runs, ``OUT.parts/`` holds ``plan.json`` (the plan's digest, its c
 plan itself, written first) and one ``chunk-NNNNNN.csv`` per finished chunk, each written to a
 temporary file, flushed to disk and renamed (fileio.atomic_write): a chunk file is there whole or
 not at all, so a killed sweep loses only the chunks it was computing. A sweep started again with
-the same plan reads which chunks are there (each checked to hold exactly its points) and computes
+the same plan reads which chunks are there (each checked to hold exactly its points, with the plan's values and a number or nothing in each numeric column) and computes
 only the others; a different plan is refused unless ``restart`` is asked for. At the end the
 chunks are joined into OUT (CSV, or Parquet through pyarrow), again through a temporary file and a
 rename, and ``OUT.parts/`` is removed.
