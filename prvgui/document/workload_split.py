@@ -10,12 +10,12 @@ well below: report it beside the split (the command line does).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from ..accounting.queries.calibrate import Infeasible
-from ..accounting.queries.workload import RHO_KINDS, check_weights, noise_parameter, split_epsilon, split_rho
+from ..accounting.queries.workload import (RHO_KINDS, check_weights, noise_parameter, shares_of, split_epsilon,
+                                           split_rho)
 from .composition import Composition
 
 CURRENCIES = ("rho", "epsilon")
@@ -81,8 +81,7 @@ def split_budget(comp: Composition, total: float, currency: str = "rho",
         raise ValueError(_with_label(str(exc), comp)) from None
     specs = tuple(replace(spec, params={**spec.params, name: getattr(row.mechanism, name)})
                   for spec, row, name in zip(comp.rows, new, names))
-    wsum = math.fsum(w)
-    shares = tuple(float(total) * wi / wsum for wi in w)
+    shares = tuple(shares_of(float(total), w))
     return Split(replace(comp, rows=specs), currency, float(total), float(delta), w, tuple(names), shares)
 
 

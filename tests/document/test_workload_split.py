@@ -42,3 +42,18 @@ def test_a_row_that_cannot_be_split_is_named_by_its_label():
         split_budget(comp, 1.0, "rho")
     with pytest.raises(ValueError, match="the currency must be rho or epsilon"):
         split_budget(comp, 1.0, "dollars")
+
+
+@pytest.mark.parametrize("scale", [1e308, 5e-324, 1.0])
+def test_weights_at_a_floats_ends_split_as_their_ratios(scale):
+    """Found by hostile command lines: weights of 1e308 each raised "intermediate overflow in
+    fsum"; only their ratios count, at any scale a float holds."""
+    comp = read_workload(CENSUS, delta=1e-10)
+    n = len(comp.rows)
+    weights = [scale] * (n - 1) + [scale / 2 if scale > 1e-300 else scale]
+    split = split_budget(comp, 2.0, "rho", weights)
+    rho = [row_rho(r, PLAIN) for r in split.composition.engine_rows()]
+    last = 0.5 if scale > 1e-300 else 1.0
+    assert math.fsum(rho) == pytest.approx(2.0, rel=1e-13)
+    assert rho[-1] / rho[0] == pytest.approx(last, rel=1e-12)
+    assert split.targets == pytest.approx([2.0 / (n - 1 + last)] * (n - 1) + [2.0 * last / (n - 1 + last)], rel=1e-13)

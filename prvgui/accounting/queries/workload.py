@@ -149,6 +149,20 @@ def check_weights(weights: Sequence[object] | None, n: int) -> tuple[float, ...]
                  for i, w in enumerate(weights))
 
 
+def shares_of(total: float, weights: Sequence[float]) -> list[float]:
+    """total w_i / sum w for each weight; weights whose sum is past a float's range are first
+    divided by the largest (the same ratios)."""
+    try:
+        wsum = math.fsum(weights)
+    except OverflowError:  # (fsum's intermediate overflow)
+        wsum = math.inf
+    if not math.isfinite(wsum):
+        top = max(weights)
+        weights = [x / top for x in weights]
+        wsum = math.fsum(weights)
+    return [total * x / wsum for x in weights]
+
+
 def noise_parameter(kind: str) -> str | None:
     """The parameter an epsilon split calibrates for a ``kind`` row (None: it cannot be split)."""
     from ..mechanisms import kind_class
@@ -167,16 +181,16 @@ def split_rho(rows: Sequence[Row], total: float, weights: Sequence[object] | Non
     rel = as_relation(relation)
     total = check_number("Total ρ", total, 0.0, lo_open=True, field="rho")
     w = check_weights(weights, len(rows))
-    wsum = math.fsum(w)
+    shares = shares_of(total, w)
     out = []
-    for i, (row, wi) in enumerate(zip(rows, w)):
+    for i, row in enumerate(rows):
         name = RHO_KINDS.get(row.mechanism.kind)
         if name is None:
             raise _refuse(i, row, "a ρ split sets the noise of Gaussian, discrete Gaussian and zCDP rows only "
                                   "(their ρ is exact); split ε instead")
         if name == "rho" and getattr(row.mechanism, "xi", 0.0) > 0:
             raise _refuse(i, row, "ξ > 0: the row is not ρ-zCDP; split ε instead")
-        target = total * wi / wsum
+        target = shares[i]
         unit = row_rho(Row(dataclasses.replace(row.mechanism, **{name: 1.0}), row.count), rel)
         if not unit:
             raise _refuse(i, row, "it leaks nothing at any noise (sensitivity 0 or count 0); remove it")
@@ -205,7 +219,7 @@ def split_epsilon(rows: Sequence[Row], total: float, delta: float, weights: Sequ
     total = check_number("Total ε", total, 0.0, lo_open=True, field="epsilon")
     delta = check_delta(delta)
     w = check_weights(weights, len(rows))
-    wsum, n = math.fsum(w), len(rows)
+    shares, n = shares_of(total, w), len(rows)
     done: dict[tuple, Row] = {}
     out = []
     for i, (row, wi) in enumerate(zip(rows, w)):
@@ -218,7 +232,7 @@ def split_epsilon(rows: Sequence[Row], total: float, delta: float, weights: Sequ
             if progress is not None:
                 progress(i / max(n, 1), f"calibrating row {i + 1} of {n}")
             try:
-                cal = calibrate([row], 0, name, total * wi / wsum, delta / n, eps_error, cancel=cancel,
+                cal = calibrate([row], 0, name, shares[i], delta / n, eps_error, cancel=cancel,
                                 relation=rel)
             except Infeasible as exc:
                 raise Infeasible(f"row {i + 1} ({row.mechanism.title}): {exc}") from None
