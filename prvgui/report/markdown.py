@@ -7,15 +7,17 @@ import dataclasses
 import json
 
 from .model import Headline, Report
+from .tables import html_specials, md_cell
 
 
-def _cell(x: object) -> str:
-    return str(x).replace("|", "/").replace("\n", " ")
+def _prose(x: object) -> str:
+    """A sentence that may quote a label: the HTML specials escaped (as ``md_cell``)."""
+    return html_specials(str(x))
 
 
 def _table(header: tuple[str, ...], rows) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    out += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
     return out + [""]
 
 
@@ -41,11 +43,11 @@ def render_markdown(report: Report) -> str:
     out += [f"**Guarantee for:** {report.setting}", ""]
     if report.statement:
         out += ["## Privacy statement", ""] + _table(("Field", "Value"), report.statement)
-        out += [f"- **Flag:** {f}" for f in report.flags] + ([""] if report.flags else [])
+        out += [f"- **Flag:** {_prose(f)}" for f in report.flags] + ([""] if report.flags else [])
     out += ["## Certified result", ""] + _headline(report.headline)
     if report.pinned is not None:
         out += [f"### Pinned result {report.pinned.name}", ""] + _headline(report.pinned)
-    out += [f"- ⚠ {w}" for w in report.warnings] + ([""] if report.warnings else [])
+    out += [f"- ⚠ {_prose(w)}" for w in report.warnings] + ([""] if report.warnings else [])
     out += ["## Accountants compared", ""]
     out += _table(("Accountant", "Kind", "ε", "δ", "Note"),
                   [(a.label, a.kind, a.eps, a.delta, a.note) for a in report.accountants])

@@ -120,21 +120,28 @@ def _header(result) -> tuple[str, ...]:
     return (HEADER[0], HEADER[1], f"ε at δ = {fmt(req.delta)}", f"δ at {eps_text}", HEADER[4])
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+def html_specials(text: str) -> str:
+    """``&``, ``<`` and ``>`` as HTML entities (Markdown renders them as the characters)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_cell(x: object) -> str:
+    """Text for a Markdown table cell: a backslash, a pipe and the HTML specials (a label may be
+    ``<script>``: a renderer that passes HTML through would run it) escaped, lines joined."""
+    return html_specials(str(x).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " "))
 
 
 def markdown_table(result) -> str:
     """The results as Markdown: the settings as a two-column table, then the accountants."""
     lines = ["| Setting | Value |", "| --- | --- |"]
-    lines += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in context_lines(result)]
+    lines += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in context_lines(result)]
     lines.append("")
     head = _header(result)
-    lines.append("| " + " | ".join(_md_cell(h) for h in head) + " |")
+    lines.append("| " + " | ".join(md_cell(h) for h in head) + " |")
     lines.append("| --- | --- | ---: | ---: | --- |")
     for a in accountant_lines(result):
         cells = (a.label, a.kind, a.eps, a.delta, a.note)
-        lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+        lines.append("| " + " | ".join(md_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -96,3 +96,18 @@ def test_no_delta_query_says_na(result):
     text = markdown_table(res)
     assert "| δ at ε |" in text and "δ reported at ε" not in text
     assert all(_md_cells(line)[3] == "n/a" for line in text.split("\n\n")[1].splitlines()[2:])
+
+
+def test_a_label_with_html_is_text_in_the_markdown_report():
+    """Found by a hostile label: the Markdown report wrote a row label ``<script>...`` as it was
+    (a renderer that passes HTML through would run it) and turned its pipes into slashes. Labels
+    and notes are now escaped: HTML specials as entities, pipes and backslashes with a
+    backslash."""
+    from prvgui.report.markdown import render_markdown
+    from prvgui.report.model import gather
+    label = "<script>alert(1)</script> a|b & c\\d"
+    comp = Composition.from_dict({"targets": {"eps_error": 0.05},
+                                  "mechanisms": [{"kind": "gaussian", "sigma": 5.0, "count": 10, "label": label}]})
+    text = render_markdown(gather(comp, compute(request_for(comp))))
+    assert "<script>" not in text
+    assert "| &lt;script&gt;alert(1)&lt;/script&gt; a\\|b &amp; c\\\\d |" in text
