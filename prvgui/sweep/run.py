@@ -232,7 +232,10 @@ def _on_dask(journal: Journal, todo: list[int], keep, stop, compute, client, sch
     try:
         if client is None:
             if scheduler is not None:
-                own = client = dd.Client(scheduler, timeout="30s")
+                try:
+                    own = client = dd.Client(scheduler, timeout="30s")
+                except (OSError, ValueError, TypeError) as exc:  # (a refused, unknown or malformed address)
+                    raise ValueError(f"--scheduler {scheduler!r}: {exc}") from None
             else:
                 import logging
                 with _workers_ignore_ctrl_c():

@@ -6,6 +6,7 @@ import itertools
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -271,6 +272,14 @@ def test_another_plan_is_refused_unless_restart(comp_file, tmp_path):
     run_sweep(plan_of(comp_file, delta=1e-6), out, workers=1, chunk_size=4, restart=True, compute=counting)
     assert counting.starts == [0, 4, 8]
     assert read_csv(out)[0]["upper"] != ""
+
+
+@pytest.mark.parametrize("address, words", [("garbage", "missing port"), ("http://x", "unknown address scheme")])
+def test_a_bad_scheduler_address_is_named(comp_file, tmp_path, address, words):
+    """dask's own message, with the option and the address it is about."""
+    pytest.importorskip("dask.distributed")
+    with pytest.raises(ValueError, match=f"^--scheduler '{re.escape(address)}': .*{words}"):
+        run_sweep(plan_of(comp_file), str(tmp_path / "r.csv"), scheduler=address)
 
 
 def test_cancel_stops_between_chunks(comp_file, tmp_path):
