@@ -4,15 +4,16 @@ the numbers; the window and the HTML report show the curves)."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 
 from .model import Headline, Report
-from .tables import html_specials, md_cell
+from .tables import md_cell
 
 
 def _prose(x: object) -> str:
     """A sentence that may quote a label: the HTML specials escaped (as ``md_cell``)."""
-    return html_specials(str(x))
+    return html.escape(str(x), quote=False)
 
 
 def _table(header: tuple[str, ...], rows) -> list[str]:

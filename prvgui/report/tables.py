@@ -9,6 +9,7 @@ rounded up and lower bounds rounded down (``numbers.fmt_bound``).
 """
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import dataclass
 
@@ -120,15 +121,10 @@ def _header(result) -> tuple[str, ...]:
     return (HEADER[0], HEADER[1], f"ε at δ = {fmt(req.delta)}", f"δ at {eps_text}", HEADER[4])
 
 
-def html_specials(text: str) -> str:
-    """``&``, ``<`` and ``>`` as HTML entities (Markdown renders them as the characters)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def md_cell(x: object) -> str:
     """Text for a Markdown table cell: a backslash, a pipe and the HTML specials (a label may be
     ``<script>``: a renderer that passes HTML through would run it) escaped, lines joined."""
-    return html_specials(str(x).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " "))
+    return html.escape(str(x).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " "), quote=False)
 
 
 def markdown_table(result) -> str:
