@@ -359,8 +359,11 @@ def compute(request: Request, progress: Callable[[float, str], None] | None = No
             given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
         shuffled = attempt("contrast", lambda: bracket.shuffled_contrast(
             given, request.delta, acc.relation, request.eps_error, cancel=cancel_fn))
-        if at_least is not None:
-            notes.append(untight_note(given, at_least, eps.upper, poisson, shuffled))
+        if at_least is None:  # (as the API: 0 is proven for any composition, its failure says why no
+            at_least = 0.0    # more; the bracket stays the dominating pair's, its lower end no bound)
+        # (the published bound: a comparison accountant's when it is lower and already known)
+        upper = best_upper(eps.upper, early, tie=request.eps_error).value if early else eps.upper
+        notes.append(untight_note(given, at_least, upper, poisson, shuffled))
     steps_of = _steps(request)
     wanted = {"comparisons": True, "delta": request.epsilon is not None, "tradeoff": request.tradeoff_points > 0,
               "pld": request.want_pld, "profile": request.profile_points > 0, "steps": steps_of is not None}

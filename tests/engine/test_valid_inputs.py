@@ -416,3 +416,25 @@ def test_a_pure_dp_composition_past_a_floats_range_is_infinite_in_the_exact_acco
     assert res.epsilon.upper == math.inf and res.comparisons["exact"]["value"] == math.inf
     parts = [p for p, _ in res.failed]
     assert len(parts) == len(set(parts)) and all("far from private" in why for _, why in res.failed)
+
+
+def test_a_dominating_pair_whose_proven_lower_bound_cannot_be_composed_still_says_so():
+    """The twelfth find (random sweep): random allocation at sigma 1 drawn 10^9 epochs. Its upper
+    pair's escape mass at +inf (1.8e-11 an epoch) makes the PRV say [inf, inf] at delta 1e-5,
+    RDP certifies 5.05e8, and the realised pair's composition is too large for a grid. The
+    window named the bracket "PRV bracket", its lower end inf read as a bound on the truth (a
+    sweep wrote inf as the proven lower bound). As the API already did: the proven lower bound
+    is 0 (true of every composition), the failure says why no more, the bracket is the
+    dominating pair's, and the note gives the published bound, not the PRV's inf."""
+    from prvgui.engine.view_model import bracket_shown
+    m = mechanism_from_params("random_allocation", {"sigma": 1.0, "steps_per_epoch": 16})
+    res = compute(Request((Row(m, 10**9),), 1e-5, 1.0, 0.05, "add_remove", 1, profile_points=0,
+                          tradeoff_points=0))
+    assert res.epsilon.lower == math.inf and 5e8 < published(res) < 5.1e8
+    assert res.epsilon_at_least == 0.0 and "far from private" in dict(res.failed)["bracket"]
+    assert bracket_shown(res)[0] == "Bracket of the dominating pair"
+    assert any("between 0 (proven lower bound" in w and "5.05e+08" in w for w in res.warnings)
+    api = prvgui.epsilon({"neighbouring": "add_remove", "targets": {"eps_error": 0.05},
+                          "mechanisms": [{"kind": "random_allocation", "sigma": 1.0, "steps_per_epoch": 16,
+                                          "count": 10**9}]}, 1e-5)
+    assert api.epsilon_at_least == res.epsilon_at_least and api.certified_upper.value == published(res)
