@@ -418,6 +418,7 @@ def test_a_pure_dp_composition_past_a_floats_range_is_infinite_in_the_exact_acco
     assert len(parts) == len(set(parts)) and all("far from private" in why for _, why in res.failed)
 
 
+@pytest.mark.slow  # (about 30 s: the realised pair's grid is sized before it is refused)
 def test_a_dominating_pair_whose_proven_lower_bound_cannot_be_composed_still_says_so():
     """The twelfth find (random sweep): random allocation at sigma 1 drawn 10^9 epochs. Its upper
     pair's escape mass at +inf (1.8e-11 an epoch) makes the PRV say [inf, inf] at delta 1e-5,
