@@ -222,10 +222,21 @@ def gdp_bayes_risk(mu: float, prior: float) -> float:
 
 
 def closure_arrays(fn, seen: set | None = None) -> list:
-    """The numpy arrays a function holds through its closure, and its closures' closures
-    (``seen``: ids already counted, shared across calls)."""
+    """The numpy arrays a function holds through its closure, and its closures' closures, or
+    through the object of a bound method (``seen``: ids already counted, shared across calls)."""
     seen = set() if seen is None else seen
     out: list = []
+
+    def held_by(v) -> None:  # (a holder object with __slots__: its arrays)
+        for name in getattr(type(v), "__slots__", ()):
+            a = getattr(v, name, None)
+            if isinstance(a, np.ndarray) and id(a) not in seen:
+                seen.add(id(a))
+                out.append(a)
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and id(owner) not in seen:
+        seen.add(id(owner))
+        held_by(owner)
     for cell in getattr(fn, "__closure__", None) or ():
         v = cell.cell_contents
         if id(v) in seen:
@@ -235,10 +246,6 @@ def closure_arrays(fn, seen: set | None = None) -> list:
             out.append(v)
         elif callable(v):
             out += closure_arrays(v, seen)
-        elif hasattr(type(v), "__slots__"):  # (a holder object: its arrays)
-            for name in type(v).__slots__:
-                a = getattr(v, name, None)
-                if isinstance(a, np.ndarray) and id(a) not in seen:
-                    seen.add(id(a))
-                    out.append(a)
+        elif hasattr(type(v), "__slots__"):
+            held_by(v)
     return out

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -169,16 +169,24 @@ def _near_tables(sigmas: Sequence[float]) -> Iterator[tuple[int, tuple[_Table, i
         lo = hi
 
 
-class _Held:
-    """A PRV's tail sums S_m, m <= m_near (``_tail_sums``): ``release`` lets them go (many rows,
+class _Loss:
+    """The functions of one discrete Gaussian's loss lattice (``discrete_gaussian_lattice``), as
+    the methods of one small object: many rows hold their PRVs at once, and ten closures and
+    their cells took 2.7 kB a row where this takes under 1 kB.
+
+    The tail sums S_m for m <= m_near are held (``near``); ``release`` lets them go (many rows,
     once discretised: Lattice.release) and the next ``near`` makes them again, the same numbers
-    (``_near_table`` is deterministic, and the tables built together are bit for bit these)."""
+    (``_near_table`` is deterministic, and the tables built together are bit for bit these).
+    Beyond m_near they are read from the whole table (``_table``: rebuilt when evicted, which only
+    a tail cut below ~1e-34 asks for)."""
 
-    __slots__ = ("sigma", "m_near", "_near")
+    __slots__ = ("sigma", "m_near", "big_j", "z", "v_hi", "v_lo", "_near")
 
-    def __init__(self, sigma: float, m_near: int, near: np.ndarray) -> None:
+    def __init__(self, sigma: float, t: _Table, m_near: int) -> None:
         self.sigma, self.m_near = sigma, m_near
-        self._near: np.ndarray | None = near
+        self.big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
+        self.z, (self.v_hi, self.v_lo) = t.z, t.sigma2
+        self._near: np.ndarray | None = t.s[:m_near + 1].copy()  # (a copy: a view keeps the table)
 
     def near(self) -> np.ndarray:
         got = self._near
@@ -189,70 +197,59 @@ class _Held:
     def release(self) -> None:
         self._near = None
 
+    def tail(self, m: np.ndarray) -> np.ndarray:
+        """P(y >= m) for m >= 0 (clipped to J + 1), the kept lattice, as S_m / Z."""
+        m = np.minimum(m, self.big_j + 1)
+        if not m.size or int(m.max()) <= self.m_near:
+            return self.near()[np.minimum(m, self.m_near)] / self.z
+        return _table(self.sigma).s[m] / self.z
 
-def _tail_sums(sigma: float, near_table: tuple[_Table, int] | None = None
-               ) -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], tuple], int, _Held, _Table]:
-    """P(y >= m) for m >= 0 (clipped to J + 1), the kept lattice, as S_m / Z: held for m up to
-    m_near (``_near_table``), beyond it from the whole table (``_table``: rebuilt when evicted,
-    which only a tail cut below ~1e-34 asks for; many distinct rows hold their PRVs at once).
-    Returns (the function, Lattice.cut, m_near, what they hold, the table they were built
-    from); ``near_table``: ``_near_table(sigma)`` when made already."""
-    t, m_near = near_table or _near_table(sigma)
-    big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
-    held = _Held(sigma, m_near, t.s[:m_near + 1].copy())  # (a copy: a view would keep the table alive)
-    z = t.z
-
-    def tail(m: np.ndarray) -> np.ndarray:
-        m = np.minimum(m, big_j + 1)
-        if not m.size or int(m.max()) <= m_near:
-            return held.near()[np.minimum(m, m_near)] / z
-        return _table(sigma).s[m] / z
-
-    def cut(taus: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        # m, the first index with S_m / Z <= tau (S_{J+1} = 0): cdf(-m) = S_m / Z <= tau and
-        # sf(m - 1) = S_m / Z <= tau, while cdf(-m + 1) and sf(m - 2) are above tau, the one at
-        # 0 (1 - S_1 / Z = (1 + w_0 / Z) / 2, above 1/2) as long as tau <= 1/2; and m >= 1
-        # there, as S_0 / Z is that too. The same quotients as ``tail``'s.
+    def cut(self, taus: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Lattice.cut. m, the first index with S_m / Z <= tau (S_{J+1} = 0): cdf(-m) = S_m / Z
+        <= tau and sf(m - 1) = S_m / Z <= tau, while cdf(-m + 1) and sf(m - 2) are above tau,
+        the one at 0 (1 - S_1 / Z = (1 + w_0 / Z) / 2, above 1/2) as long as tau <= 1/2; and
+        m >= 1 there, as S_0 / Z is that too. The same quotients as ``tail``'s."""
         taus = np.asarray(taus, dtype=float)
-        near = held.near()
-        m = np.searchsorted(-(near / z), -taus, side="left")
+        near = self.near()
+        m = np.searchsorted(-(near / self.z), -taus, side="left")
         far = m == near.size
         if far.any():
-            m[far] = np.searchsorted(-(_table(sigma).s / z), -taus[far], side="left")
-        return -m, m - 1, (m >= 1) & (m <= big_j + 1) & (taus <= 0.5)
-    return tail, cut, m_near, held, t
+            m[far] = np.searchsorted(-(_table(self.sigma).s / self.z), -taus[far], side="left")
+        return -m, m - 1, (m >= 1) & (m <= self.big_j + 1) & (taus <= 0.5)
+
+    # (one tail lookup a point: S_|y| below 0, S_{y + 1} from 0 up; tail is elementwise, so the
+    # values are those of looking up both and choosing)
+    def cdf(self, y: np.ndarray) -> np.ndarray:
+        """P(y' <= y)."""
+        below = y < 0
+        v = self.tail(np.where(below, -y, y + 1))
+        return np.where(below, v, 1.0 - v)
+
+    def sf(self, y: np.ndarray) -> np.ndarray:
+        """P(y' > y)."""
+        up = y >= 0
+        v = self.tail(np.where(up, y + 1, -y))
+        return np.where(up, v, 1.0 - v)
+
+    def pmf(self, y: np.ndarray) -> np.ndarray:
+        y = np.abs(np.asarray(y, dtype=float))
+        w = exp_neg_quotient(y * y, 2.0 * self.v_hi, 2.0 * self.v_lo)
+        return np.where(y <= self.big_j, w / self.z, 0.0)
 
 
 def discrete_gaussian_lattice(sigma: float, sensitivity: int, near_table: tuple[_Table, int] | None = None
                               ) -> tuple[Lattice, _Table]:
     """The loss lattice Y = a + b y, y in [-J, J], of the pair N_Z(sensitivity) vs N_Z(0)
-    (``near_table`` as _tail_sums')."""
-    tail, cut, m_near, held, t = _tail_sums(sigma, near_table)  # (the functions hold this, not the table)
-    big_j = math.floor(sigma * math.sqrt(2.0 * E_MAX))
-    z, (v_hi, v_lo) = t.z, t.sigma2
-
-    # (one tail lookup a point: S_|y| below 0, S_{y + 1} from 0 up; tail is elementwise, so the
-    # values are those of looking up both and choosing)
-    def cdf(y: np.ndarray) -> np.ndarray:  # P(y' <= y)
-        below = y < 0
-        v = tail(np.where(below, -y, y + 1))
-        return np.where(below, v, 1.0 - v)
-
-    def sf(y: np.ndarray) -> np.ndarray:  # P(y' > y)
-        up = y >= 0
-        v = tail(np.where(up, y + 1, -y))
-        return np.where(up, v, 1.0 - v)
-
-    def pmf(y: np.ndarray) -> np.ndarray:
-        y = np.abs(np.asarray(y, dtype=float))
-        w = exp_neg_quotient(y * y, 2.0 * v_hi, 2.0 * v_lo)
-        return np.where(y <= big_j, w / z, 0.0)
-
+    (``near_table``: ``_near_table(sigma)`` when made already)."""
+    t, m_near = near_table or _near_table(sigma)
+    loss = _Loss(sigma, t, m_near)  # (it holds the near tail sums, not the table)
+    big_j = loss.big_j
     a = sensitivity * sensitivity / (2.0 * sigma * sigma)
     b = sensitivity / (sigma * sigma)
     # (cdf(y) reads S_{|y|}, sf(y) S_{y + 1}: both held for |y| < m_near)
     quick = (-min(m_near - 1, big_j), min(m_near - 1, big_j))
-    return Lattice(a, b, -big_j, big_j, pmf, cdf, sf, 1.0, quick, (m_near + 1) * 8, cut, held.release), t
+    return Lattice(a, b, -big_j, big_j, loss.pmf, loss.cdf, loss.sf, 1.0, quick, (m_near + 1) * 8, loss.cut,
+                   loss.release), t
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,8 +46,9 @@ from scipy.optimize import minimize_scalar
 
 from .compose import BAND_N_MAX, MAX_COARSENING, Composed
 from ..core.errors import Cancelled, GridTooLarge, grid_exhausted
-from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupling_failure
+from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupling_failure, mass_factors
 from .profile import CertifiedProfile
+from .heap import give_back
 from ..pairs.prv import PRV
 from .packed import LazyRow, PackedRow, Row, discretize_packed, lazy, stub
 from . import reuse
@@ -291,24 +292,47 @@ def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[
                     out = [(_lazy(p, r, plan, n_max, let_go), c) for (p, _), (r, c) in zip(prvs, out)]
             if streaming:
                 d = _lazy(prv, d, plan, n_max, let_go)
+                give_back()  # (heap.py: each row's cells are let go as it is summarised)
         out.append((d, k))
     return out
 
 
-def certify(composed: Composed, rows: Sequence[tuple[Row, int]], plan: Plan
-            ) -> tuple[CertifiedProfile, dict]:
-    """The certified profile of a composition of ``rows`` on the plan's mesh, and its error
-    budget (every term, named)."""
+@dataclass(frozen=True)
+class RowTerms:
+    """What the certificate reads from the rows' fields, worked out before they are composed:
+    the discretisation's failure probability and its named terms (``coupling_failure``), the
+    factors of the masses' rounding (``mass_factors``), the draws and the masses' summed
+    relative rounding. A composition of many rows lets each row go once composed; with these
+    in hand nothing holds every row's fields to the end (10^5 rows: about 1 kB each)."""
+
+    fail: float
+    terms: dict
+    factors: tuple[float, float]
+    draws: int
+    mass_rel: float
+
+
+def row_terms(rows: Sequence[tuple[Row, int]], plan: Plan) -> RowTerms:
+    """The certificate's terms of ``rows`` on the plan's mesh (RowTerms)."""
     parts = [(stub(d), k) for d, k in rows]
     fail, terms = coupling_failure(parts, plan.t, plan.h)
-    prof = CertifiedProfile(composed, plan.t, fail, parts)
-    budget = {"t": plan.t, "h": plan.h, "K": sum(k for _, k in parts), "eps_error_used": plan.eps_error,
+    return RowTerms(fail, terms, mass_factors(parts), sum(k for _, k in parts),
+                    sum(k * d.mass_rel for d, k in parts))
+
+
+def certify(composed: Composed, rows: Sequence[tuple[Row, int]] | RowTerms, plan: Plan
+            ) -> tuple[CertifiedProfile, dict]:
+    """The certified profile of a composition of ``rows`` on the plan's mesh (or of the rows
+    whose ``row_terms`` these are), and its error budget (every term, named)."""
+    rt = rows if isinstance(rows, RowTerms) else row_terms(rows, plan)
+    prof = CertifiedProfile(composed, plan.t, rt.fail, factors=rt.factors)
+    budget = {"t": plan.t, "h": plan.h, "K": rt.draws, "eps_error_used": plan.eps_error,
               "n_fft": composed.parts.get("n", 1), "decimation": composed.parts.get("decimation", 1),
-              **terms, "coarse_cells": plan.coarse[1],
+              **rt.terms, "coarse_cells": plan.coarse[1],
               "tiers": [r for _, r in plan.tiers], "window": composed.parts.get("window", 0.0),
               "alias": composed.parts.get("alias", 0.0), "fp_abs": composed.parts.get("fp_abs", 0.0),
               "groups": composed.parts.get("groups", 0), "group_err": composed.parts.get("group_err", 0.0),
-              "fp_rel": composed.err_rel, "mass_rel": sum(k * d.mass_rel for d, k in parts),
+              "fp_rel": composed.err_rel, "mass_rel": rt.mass_rel,
               "total_rel": prof.err_rel, "total_abs": prof.err_abs,
               **{k: v for k, v in composed.parts.items() if k.startswith("tilt_")}}
     return prof, budget

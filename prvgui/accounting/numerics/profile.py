@@ -70,11 +70,13 @@ class CertifiedProfile:
     """
 
     def __init__(self, composed: Composed, t: float, coupling_err: float,
-                 parts: Sequence[tuple[DiscretePRV, int]] = ()) -> None:
+                 parts: Sequence[tuple[DiscretePRV, int]] = (),
+                 factors: tuple[float, float] | None = None) -> None:
         self.c = composed
         self.t = t + composed.agg
         self.err_abs = composed.err_abs + coupling_err
-        lo, hi = mass_factors(list(parts))
+        # (``factors``: mass_factors of the parts, worked out before: pipeline.RowTerms)
+        lo, hi = mass_factors(list(parts)) if factors is None else factors
         fp = composed.err_rel  # delta~ is within a relative fp of its exact composition
         self.lo_factor = lo * (1.0 - fp) if fp < 1 else 0.0
         self.hi_factor = hi / (1.0 - fp) if fp < 1 else math.inf

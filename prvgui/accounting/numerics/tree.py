@@ -38,6 +38,7 @@ import numpy as np
 
 from .compose import Composed, compose, inf_mass_of, prepared_row
 from .discretize import DiscretePRV
+from .heap import give_back
 from .packed import LazyRow, Row, cells, dense, pack
 from .window import PreparedRow, choose_window
 
@@ -177,6 +178,8 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
         totals["err_abs"] += c.err_abs
         totals["log_rel"] += math.log1p(c.err_rel) if c.err_rel < 1 else math.inf
         totals["done"] += 1
+        if fold_from is not None:  # (streamed: hand the heap's freed pages back, heap.py)
+            give_back()
         if progress is not None:
             progress(0.8 * totals["done"] / max(nodes, 1))
         return as_row(c), 1
@@ -211,6 +214,8 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
                 arrived.append(0)
             level += 1
     left = [r for lv in pending for r in lv]
+    if fold_from is not None:
+        give_back(force=True)
     top = compose(left, 0.5 * window_mass, cancel=cancel,
                   progress=None if progress is None else (lambda f: progress(0.8 + 0.2 * f)), **kwargs)
     err_abs, log_rel = totals["err_abs"], totals["log_rel"]

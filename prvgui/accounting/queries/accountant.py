@@ -38,9 +38,8 @@ from ..core.values import ORDERS, Bounds, Relation, as_relation
 from ..mechanisms import Neighbouring, Row
 from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible, long_double_gain
 from ..numerics.tree import compose_many
-from ..numerics.pipeline import certify, check_fits, coarsened, discretize_many, error_level, make_plan
+from ..numerics.pipeline import certify, check_fits, coarsened, discretize_many, error_level, make_plan, row_terms
 from ..numerics.pricing import CostModel
-from ..numerics.packed import stub
 from ..numerics.profile import CertifiedProfile
 from ..numerics.reuse import prv_of, prvs_of
 from ..numerics.sweep import check_counts, count_groups, sweep
@@ -315,12 +314,13 @@ class Accountant:
                                 scaled(progress, 0.0, DISCRETIZE_SHARE))
         options = dict(cancel=self.cancel, progress=scaled(progress, DISCRETIZE_SHARE, 1.0),
                        n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
-        # (the rows' certificate fields; the rows themselves go as they are composed: consume)
-        stubs = [(stub(d), k) for d, k in discs]
+        # (what the certificate reads from the rows, worked out now: the rows themselves, their
+        # fields with them, go as they are composed: consume)
+        terms = row_terms(discs, plan)
         composed = None if target is None else compose_tilted(discs, target, plan.e_w, consume=True, **options)
         if composed is None:
             composed = compose_many(discs, plan.e_w, consume=True, **options)
-        prof, budget = certify(composed, stubs, plan)
+        prof, budget = certify(composed, terms, plan)
         return _Side(prof, {"order": order, **budget, "long_double": extended})
 
     def _tilted_side(self, order: str, err: float, target: tuple[str, float], progress=None) -> _Side:
