@@ -186,3 +186,47 @@ def test_streamed_rows_are_folded_one_waiting_row_a_level(monkeypatch, n):
     assert abs(total - 1.0) <= 1e-9
     mean = float(np.dot(got.pmf, got.values)) / total
     assert abs(mean - means) <= 1e-6 * max(1.0, abs(means))
+
+
+def test_the_row_terms_worked_out_before_composing_certify_as_the_rows_do():
+    """accountant._build_at works out the certificate's terms before composing (so that the
+    rows can go as they are composed): the profile and the budget are those of the rows."""
+    mechs = _mechs(tree.TREE_ALWAYS + 8)
+    plan, _, lazy = _discretized(mechs, 0)
+    terms = pipeline.row_terms(lazy, plan)
+    composed = tree.compose_many(list(lazy), plan.e_w)
+    by_rows, budget_rows = pipeline.certify(composed, lazy, plan)
+    by_terms, budget_terms = pipeline.certify(composed, terms, plan)
+    assert budget_terms == budget_rows
+    assert (by_terms.err_abs, by_terms.lo_factor, by_terms.hi_factor) == \
+        (by_rows.err_abs, by_rows.lo_factor, by_rows.hi_factor)
+    assert by_terms.epsilon(1e-8) == by_rows.epsilon(1e-8)
+    assert budget_rows["K"] == len(mechs) and budget_rows["mass_rel"] > 0
+
+
+def test_a_streamed_composition_hands_the_freed_heap_back(monkeypatch):
+    """heap.give_back is called while streamed rows are discretised and composed (throttled to
+    one trim every TRIM_SECONDS), and never for rows that are not streamed."""
+    from prvgui.accounting.numerics import heap
+    calls = []
+    monkeypatch.setattr(heap, "_trim_function", lambda: (lambda pad: calls.append(pad)))
+    monkeypatch.setattr(heap, "TRIM_SECONDS", 0.0)
+    mechs = _mechs(tree.TREE_ALWAYS + 8)
+    plan, _, eager = _discretized(mechs, 1 << 40)
+    tree.compose_many(list(eager), plan.e_w)
+    assert calls == []
+    plan, _, lazy = _discretized(mechs, 0)
+    after_discretising = len(calls)
+    assert after_discretising >= len(mechs) // 2
+    tree.compose_many(list(lazy), plan.e_w)
+    assert len(calls) > after_discretising and set(calls) == {0}
+
+
+def test_give_back_trims_at_most_once_in_its_interval(monkeypatch):
+    from prvgui.accounting.numerics import heap
+    calls = []
+    monkeypatch.setattr(heap, "_trim_function", lambda: (lambda pad: calls.append(pad)))
+    monkeypatch.setattr(heap, "_state", {"libc": None, "last": -1e9})
+    assert heap.give_back() and not heap.give_back()
+    assert heap.give_back(force=True)
+    assert calls == [0, 0]
