@@ -10,8 +10,8 @@ row would cost about as much as the work. What the sample gives:
 * the first level's groups: FAN_IN / weight neighbouring sampled rows (tree.py groups rows of
   similar width) on their own window, the length L every row is transformed at; the levels
   above cost about a third as much again (each holds 1 / FAN_IN of the rows on windows about
-  sqrt(FAN_IN) times as long); the top composes the rows left on each level (``top_rows``) at
-  the whole window's length;
+  sqrt(FAN_IN) times as long); the top composes the rows left on each level (``top_rows``: one
+  a level from tree.FOLD_FROM on when the rows are streamed) at the whole window's length;
 * memory: the rows held as their nonzero cells (about one per cell edge, at most one per
   lattice point, 12 bytes each: index and mass; so many distinct rows are not kept for reuse),
   or, past pipeline.STREAM_BYTES of them, streamed (a few kB a row, and a second
@@ -37,7 +37,7 @@ import numpy as np
 from .compose import BATCH_ROWS, fft_len
 from . import pipeline
 from ..core.errors import GridTooLarge
-from .tree import FAN_IN, TREE_ALWAYS, band_counts
+from .tree import FAN_IN, FOLD_FROM, TREE_ALWAYS, band_counts
 from .window import choose_window
 
 #: rows pictured when there are TREE_ALWAYS or more
@@ -119,10 +119,11 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
     seconds += live * (LEVELS * GROUP_POINT_S * long_ + power) * group
     # the top: the rows left over on every level (the digits of ``live`` in base FAN_IN), each
     # transformed on the whole window
-    top = top_rows(live)
-    seconds += top * (TOP_POINT_S * long_ + power) * n + irfft_s * n
     packed = weight * PACKED_BYTES * sum(min(r.nonzero(plan), c) for r, c in zip(rows, cells))
-    if packed > pipeline.STREAM_BYTES:  # (streamed: pipeline.discretize_many; every row discretised twice)
+    streamed = packed > pipeline.STREAM_BYTES
+    top = top_rows(live, FOLD_FROM if streamed else None)
+    seconds += top * (TOP_POINT_S * long_ + power) * n + irfft_s * n
+    if streamed:  # (pipeline.discretize_many; every row discretised twice)
         seconds += weight * sum(disc_edge_s * e + disc_cell_s * c for e, c in zip(edges, cells))
         packed = packed * min(1.0, pipeline.STREAM_SAMPLE / max(live, 1)) + live * LAZY_ROW_BYTES
     dense = 8.0 * FAN_IN * group * (1 + math.log(max(live, 2), FAN_IN))  # a group per level
@@ -132,11 +133,13 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
     return seconds, packed + dense + top_bytes, n, n
 
 
-def top_rows(live: int) -> int:
+def top_rows(live: int, fold_from: int | None = None) -> int:
     """How many rows tree.compose_many composes on the whole window: those left over on each
-    level, the digits of ``live`` in base FAN_IN."""
-    total = 0
+    level, the digits of ``live`` in base FAN_IN; from level ``fold_from`` on (streamed rows:
+    tree.FOLD_FROM) a level holds one folded row when its digit is not 0."""
+    total, level = 0, 0
     while live:
         live, digit = divmod(live, FAN_IN)
-        total += digit
+        total += digit if fold_from is None or level < fold_from else int(digit > 0)
+        level += 1
     return max(total, 1)

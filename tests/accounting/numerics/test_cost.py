@@ -340,6 +340,14 @@ def test_the_top_of_the_tree_composes_the_rows_left_on_each_level(monkeypatch):
         tree.compose_many([(base, 1)] * n, 1e-12)
         assert calls[-1] == top_rows(n)
     assert top_rows(1000) == 25 and top_rows(16 ** 3) == 1
+    # streamed rows are folded from tree.FOLD_FROM on: one row a level with a nonzero digit
+    from prvgui.accounting.numerics.packed import LazyRow, stub
+    lazy = LazyRow(stub(base), base.pmf.size, None, lambda: base)
+    for n in (300, 1000, 5000):
+        calls.clear()
+        tree.compose_many([(lazy, 1)] * n, 1e-12)
+        assert calls[-1] == top_rows(n, tree.FOLD_FROM)
+    assert top_rows(5000, 2) == 8 + 8 + 1 + 1 and top_rows(5000) == 8 + 8 + 3 + 1  # (5000 = 0x1388)
 
 
 def test_a_tilted_composition_is_priced_on_its_own_window(monkeypatch):
