@@ -319,16 +319,21 @@ def finish(spectrum: np.ndarray, n: int, n0: int, n_lo: int, h: float, offset: f
     d_max = max(1, int(2 * agg_max / h) + 1)
     d, alias_err = _decimation(spectrum, n, d_max, budget=window_err * 1e-3 + 1e-300) \
         if d_max > 1 else (1, 0.0)
-    # rotate so that position 0 is grid index n_lo, then decimate
-    nz = np.flatnonzero(spectrum)
-    spectrum = spectrum[:(int(nz[-1]) + 1 if nz.size else 1)]  # band limit
+    # rotate so that position 0 is grid index n_lo, then decimate (a mask for the last nonzero
+    # coefficient, not an index array of all of them, and the rotation in place: the largest
+    # grids' peak is the spectrum and the inverse transform, 16 bytes a point, not 32)
+    nonzero = spectrum != 0
+    last = nonzero.size - 1 - int(nonzero[::-1].argmax()) if nonzero.any() else 0
+    del nonzero
+    spectrum = spectrum[:last + 1]  # band limit
     shift = (n_lo - n0) % n
-    m = np.arange(min(n // (2 * d) + 1, spectrum.size), dtype=np.int64)
+    size = min(n // (2 * d) + 1, spectrum.size)
     if d > 1:
+        m = np.arange(size, dtype=np.int64)
         phase = np.exp(2j * np.pi * ((m * shift) % n) / n)
-        r = np.fft.irfft(spectrum[:m.size] * phase * _box_kernel(m, d, n), n // d)
+        r = np.fft.irfft(spectrum[:size] * phase * _box_kernel(m, d, n), n // d)
     else:  # (the same rotation, exactly, on the cells)
-        r = np.roll(np.fft.irfft(spectrum[:m.size], n), -shift)
+        r = rolled(np.fft.irfft(spectrum[:size], n), shift)
     # r[J] is the mass of cells n_lo + J d ... n_lo + J d + d - 1
     peak = float(r.max())
     noise = max(float(-r.min()), 4 * _ULP * peak, 0.0)
@@ -341,6 +346,24 @@ def finish(spectrum: np.ndarray, n: int, n0: int, n_lo: int, h: float, offset: f
              "decimation": d}
     return Composed(r, 0, h * d, n_lo * h + offset + agg, inf_mass,
                     window_err + alias_err + fp_abs, fp_rel, agg, parts)
+
+
+def rolled(r: np.ndarray, shift: int) -> np.ndarray:
+    """np.roll(r, -shift), in place (1-D): a copy of the shorter part, then numpy's overlapping
+    copy of the rest, which runs in the direction that keeps it exact."""
+    n = r.size
+    shift %= max(n, 1)
+    if shift == 0:
+        return r
+    if shift <= n // 2:
+        head = r[:shift].copy()
+        r[:n - shift] = r[shift:]
+        r[n - shift:] = head
+    else:
+        tail = r[shift:].copy()
+        r[n - shift:] = r[:shift]
+        r[:n - shift] = tail
+    return r
 
 
 def _box_kernel(m: np.ndarray, d: int, n: int) -> np.ndarray:

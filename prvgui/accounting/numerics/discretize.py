@@ -103,8 +103,9 @@ class DiscretePRV:
     width_max: float | None = None
     #: (half-width, probability) of each width of cell that holds mass, coarse cells included,
     #: each half-width widened as ``spread``'s (the cells' classes of ``class_failure``); ()
-    #: when not recorded: then every cell is taken as wide as the widest, coarse ones apart
-    classes: tuple[tuple[float, float], ...] = ()
+    #: when not recorded: then every cell is taken as wide as the widest, coarse ones apart (a
+    #: streamed row keeps them as a k x 2 array: packed.lazy)
+    classes: tuple[tuple[float, float], ...] | np.ndarray = ()
 
     @property
     def second_moment(self) -> float:
@@ -112,9 +113,9 @@ class DiscretePRV:
         return (0.5 * self.h) ** 2 if self.spread is None else self.spread
 
     @property
-    def width_classes(self) -> tuple[tuple[float, float], ...]:
+    def width_classes(self) -> tuple[tuple[float, float], ...] | np.ndarray:
         """``classes``, or the bound that holds without them."""
-        if self.classes:
+        if len(self.classes):  # (a tuple, or a streamed row's k x 2 array: packed.lazy)
             return self.classes
         wide = ((self.coarse_half, self.coarse_prob),) if self.coarse_prob > 0 else ()
         return ((0.5 * self.widest, 1.0), *wide)
@@ -217,9 +218,14 @@ def class_failure(parts: list[tuple[DiscretePRV, int]], t: float) -> float:
     n = len(rows)
     k_arr = np.fromiter((k for _, k in rows), float, n)
     a_arr = np.fromiter((abs(d.shift) + d.bias for d, _ in rows), float, n)
-    counts = np.fromiter((len(d.width_classes) for d, _ in rows), np.int64, n)
-    flat = np.fromiter(chain.from_iterable(chain.from_iterable(d.width_classes for d, _ in rows)),
-                       float, 2 * int(counts.sum())).reshape(-1, 2)
+    classes = [d.width_classes for d, _ in rows]
+    counts = np.fromiter((len(c) for c in classes), np.int64, n)
+    if any(isinstance(c, np.ndarray) for c in classes):  # (streamed rows': packed.lazy)
+        flat = np.concatenate([np.asarray(c, dtype=float).reshape(-1, 2) for c in classes])
+    else:
+        flat = np.fromiter(chain.from_iterable(chain.from_iterable(classes)), float,
+                           2 * int(counts.sum())).reshape(-1, 2)
+    del classes
     w_all, p_all = flat[:, 0], flat[:, 1]
     row_of = np.repeat(np.arange(n), counts)
     v_arr = np.bincount(row_of, weights=p_all * w_all * w_all, minlength=n)

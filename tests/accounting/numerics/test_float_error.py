@@ -2,6 +2,8 @@
 error of the same composition computed with long-double row transforms."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prvgui.accounting import Accountant, Laplace, PureDP, Row, SubsampledGaussian, SubsampledLaplace
 from prvgui.accounting.numerics.compose import compose
@@ -64,3 +66,15 @@ def test_the_curves_long_double_pass_runs_only_where_it_narrows(monkeypatch):
     lo2, _, up2 = Accountant(rows).delta_curve(eps)
     assert calls[-1] is True
     assert np.all(lo2 <= up2) and np.all(np.maximum(lo, lo2) <= np.minimum(up, up2) * (1 + 1e-9) + 1e-300)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 3000), st.integers(-10 ** 6, 10 ** 6), st.integers(0, 2 ** 31))
+def test_rolled_is_numpys_roll_in_place(n, shift, seed):
+    """compose.rolled, the inverse transform's rotation in place: np.roll's values exactly,
+    in the array it was given (both directions of the overlapping copy)."""
+    from prvgui.accounting.numerics.compose import rolled
+    x = np.random.default_rng(seed).standard_normal(n)
+    want = np.roll(x, -shift)
+    got = rolled(x, shift)
+    assert got is x and np.array_equal(got, want)

@@ -130,7 +130,12 @@ def test_the_check_reads_every_field_but_the_masses():
     _, _, rows = _discretized(_mechs(tree.TREE_ALWAYS), 0)
     names = [f.name for f in dataclasses.fields(DiscretePRV) if f.name not in ("pmf", "sparse")]
     s = stub(rows[0][0])
-    assert _fields(s) == tuple(getattr(s, n) for n in names)
+    # (a streamed row keeps its classes as a k x 2 array: read as pairs of floats)
+    assert isinstance(s.classes, np.ndarray) and s.classes.shape[1:] == (2,)
+    want = tuple(getattr(s, n) if n != "classes" else tuple(map(tuple, s.classes.tolist())) for n in names)
+    assert _fields(s) == want
+    made = stub(rows[0][0].remake())
+    assert isinstance(made.classes, tuple) and _fields(made) == want
 
 
 def test_many_discrete_gaussians_keep_tables_up_to_a_budget(monkeypatch):
@@ -230,3 +235,31 @@ def test_give_back_trims_at_most_once_in_its_interval(monkeypatch):
     assert heap.give_back() and not heap.give_back()
     assert heap.give_back(force=True)
     assert calls == [0, 0]
+
+
+def test_the_store_keeps_values_side_by_side():
+    from prvgui.accounting.numerics.packed import Store
+    st = Store(chunk=10)
+    a, b = st.put(np.arange(4.0)), st.put(np.array([5.5, -6.25]))
+    big = st.put(np.arange(20.0))  # (longer than a chunk: an array of its own)
+    c = st.put(np.array([1e-300, 7.0, 8.0, 9.0, 10.0]))  # (past the 4 left in the first one)
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0] and b.tolist() == [5.5, -6.25] and c.tolist()[0] == 1e-300
+    assert big.tolist() == list(np.arange(20.0)) and a.dtype == big.dtype == np.float64
+    assert a.base is b.base and big.base is not a.base and c.base is not a.base
+    a[:] = -1.0  # (views side by side: writing one leaves its neighbour)
+    assert b.tolist() == [5.5, -6.25]
+
+
+def test_streamed_rows_certify_as_the_rows_made_again():
+    """A streamed row keeps its width classes and block summary in the store: the certificate's
+    terms read from them are those of the same rows made again, bit for bit."""
+    from prvgui.accounting.numerics.discretize import coupling_failure
+    plan, _, rows = _discretized(_mechs(tree.TREE_ALWAYS), 0)
+    assert all(isinstance(d, LazyRow) for d, _ in rows)
+    lazy_parts = [(stub(d), k) for d, k in rows]
+    made_parts = [(stub(d.remake()), k) for d, k in rows]
+    assert any(len(s.classes) > 1 for s, _ in lazy_parts)
+    assert coupling_failure(lazy_parts, plan.t, plan.h) == coupling_failure(made_parts, plan.t, plan.h)
+    got = pipeline.row_terms(rows, plan)
+    want = pipeline.row_terms([(d.remake(), k) for d, k in rows], plan)
+    assert got == want
