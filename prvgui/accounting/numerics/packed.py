@@ -39,18 +39,24 @@ class PackedRow:
 class LazyRow:
     """A discretised row held as what the composition needs before its cells (streaming, in
     pipeline.discretize_many): its certificate fields (``stub``, without the tails' cell
-    indices), its number of cells, a block summary for choosing a tilt (window.cgf_blocks), and
-    ``remake``, which discretises it again when its group takes it: the same cells, as
-    discretisation is deterministic (``dense`` checks the fields the certificate read)."""
+    indices), its number of cells, a block summary for choosing a tilt (``blocks``, kept in a
+    Store until the tilt is chosen: ``let_go_summaries``), and ``remake``, which discretises it
+    again when its group takes it: the same cells, as discretisation is deterministic
+    (``dense`` checks the fields the certificate read)."""
 
     stub: DiscretePRV
     cells: int
-    blocks: tuple[np.ndarray, np.ndarray, float] | None
+    summary: "Summary | None"
     remake: Callable[[], "DiscretePRV | PackedRow"]
 
     @property
     def inf_mass(self) -> float:
         return self.stub.inf_mass
+
+    @property
+    def blocks(self) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """window.cgf_blocks of the row (log masses, means, half-width); None: no finite mass."""
+        return None if self.summary is None else self.summary.blocks()
 
 
 Row = DiscretePRV | PackedRow | LazyRow
@@ -61,41 +67,88 @@ STORE_CHUNK = 1 << 17
 
 
 class Store:
-    """Many small arrays that live long, copied side by side into a few large ones (``put``
-    gives a view holding the same values). Streamed rows keep their block summaries to the end
-    of the composition, two arrays of up to 64 numbers a row; each made on its own would be a
-    small block of glibc's heap among the short-lived arrays discretised around it, and a page
-    holding one cannot go back to the system when everything else on it is freed (heap.py).
-    3 x 10^4 discrete Gaussians: the resident size during the composition 0.04 GB lower."""
+    """Many small arrays kept for long, copied side by side into a few large ones. Streamed rows
+    keep their block summaries until the tilt is chosen, two arrays of up to 64 numbers a row,
+    and their width classes to the end; each made on its own would be a small block of glibc's
+    heap among the short-lived arrays discretised around it, and a page holding one cannot go
+    back to the system when everything else on it is freed (heap.py). ``release`` lets the
+    store's arrays go at once (a view ``put`` gave keeps its own)."""
 
-    __slots__ = ("_chunk", "_buf", "_used")
+    __slots__ = ("_chunk", "_chunks", "_used")
 
     def __init__(self, chunk: int = STORE_CHUNK) -> None:
         self._chunk = chunk
-        self._buf = np.empty(0)
+        self._chunks: list[np.ndarray] | None = []
         self._used = 0
+
+    def _place(self, size: int) -> tuple[int, int]:
+        chunks = self._arrays()
+        if not chunks or size > chunks[-1].size - self._used:
+            chunks.append(np.empty(max(self._chunk, size)))
+            self._used = 0
+        at, self._used = self._used, self._used + size
+        return len(chunks) - 1, at
+
+    def _arrays(self) -> list[np.ndarray]:
+        if self._chunks is None:
+            raise RuntimeError("a streamed row's block summary was read after it was let go")
+        return self._chunks
 
     def put(self, a: np.ndarray) -> np.ndarray:
         """A float64 view, in this store's arrays, of a copy of ``a`` (1-D)."""
-        if a.size > self._buf.size - self._used:
-            self._buf = np.empty(max(self._chunk, a.size))
-            self._used = 0
-        v = self._buf[self._used:self._used + a.size]
+        i, at = self._place(a.size)
+        v = self._arrays()[i][at:at + a.size]
         v[...] = a
-        self._used += a.size
         return v
 
+    def summary(self, logp: np.ndarray, centres: np.ndarray, w: float) -> "Summary":
+        """The block summary (logp, centres, w) kept here (logp and centres of one length)."""
+        i, at = self._place(2 * logp.size)
+        chunk = self._arrays()[i]
+        chunk[at:at + logp.size] = logp
+        chunk[at + logp.size:at + 2 * logp.size] = centres
+        return Summary(self, i, at, logp.size, w)
 
-def lazy(d: "DiscretePRV | PackedRow", blocks, remake: Callable[[], "DiscretePRV | PackedRow"],
+    def view(self, i: int, at: int, size: int) -> np.ndarray:
+        return self._arrays()[i][at:at + size]
+
+    def release(self) -> None:
+        self._chunks = None
+
+
+class Summary:
+    """A streamed row's block summary in a Store: 56 bytes a row where two arrays of their own
+    and a tuple were 0.3 kB of objects beside their numbers."""
+
+    __slots__ = ("store", "_chunk", "_at", "_size", "_w")
+
+    def __init__(self, store: Store, chunk: int, at: int, size: int, w: float) -> None:
+        self.store, self._chunk, self._at, self._size, self._w = store, chunk, at, size, w
+
+    def blocks(self) -> tuple[np.ndarray, np.ndarray, float]:
+        both = self.store.view(self._chunk, self._at, 2 * self._size)
+        return both[:self._size], both[self._size:], self._w
+
+
+def let_go_summaries(rows) -> None:
+    """Release the stores of the streamed rows' block summaries (tilt.compose_tilted, once its
+    tilt is chosen: 10^5 rows, 0.1 GB); reading one afterwards raises."""
+    stores = {id(r.summary.store): r.summary.store for r, _ in rows
+              if isinstance(r, LazyRow) and r.summary is not None}
+    for st in stores.values():
+        st.release()
+
+
+def lazy(d: "DiscretePRV | PackedRow", summary: Summary | None, remake: Callable[[], "DiscretePRV | PackedRow"],
          store: Store | None = None) -> LazyRow:
-    """``d`` as a LazyRow (its cells let go; ``blocks`` its summary, ``remake`` makes it again).
-    With a ``store``, its width classes are kept there as a k x 2 array (the same numbers; a
-    tuple of k pairs of floats is 2k + k + 1 objects, 0.7 kB a row)."""
+    """``d`` as a LazyRow (its cells let go; ``summary`` its block summary, ``remake`` makes it
+    again). With a ``store``, its width classes are kept there as a k x 2 array (the same
+    numbers; a tuple of k pairs of floats is 2k + k + 1 objects, 0.7 kB a row)."""
     s = stub(d)
     classes = s.classes
     if store is not None and len(classes):
         classes = store.put(np.array(classes, dtype=float).ravel()).reshape(-1, 2)
-    return LazyRow(replace(s, sparse=None, classes=classes), cells(d), blocks, remake)
+    return LazyRow(replace(s, sparse=None, classes=classes), cells(d), summary, remake)
 
 
 def _packed(d: DiscretePRV, nz: np.ndarray, mass: np.ndarray, size: int) -> DiscretePRV | PackedRow:

@@ -257,14 +257,15 @@ class _Remake:
         return got
 
 
-def _lazy(prv: PRV, d: Row, plan: Plan, how: tuple, store: Store) -> LazyRow:
+def _lazy(prv: PRV, d: Row, plan: Plan, how: tuple, stores: tuple[Store, Store]) -> LazyRow:
     """``d``, the row of ``prv`` on the plan's mesh, as a LazyRow that makes it again (``how``:
-    _Remake's shared fields); its block summary is kept in ``store``."""
+    _Remake's shared fields); its width classes are kept in ``stores[0]``, its block summary in
+    ``stores[1]`` (let go once a tilt is chosen)."""
     if isinstance(d, LazyRow):
         return d
     logp, centres, w = cgf_blocks(d, LAZY_BLOCKS)
-    return lazy(d, (store.put(logp), store.put(centres), w) if logp.size else None,
-                _Remake(prv, plan.tau(prv), how), store)
+    return lazy(d, stores[1].summary(logp, centres, w) if logp.size else None,
+                _Remake(prv, plan.tau(prv), how), stores[0])
 
 
 #: many rows' PRVs holding more than this in tables (Lattice.held: a discrete Gaussian's tail
@@ -286,7 +287,7 @@ def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[
     far and from then on as a LazyRow (discretize_many)."""
     out: list[tuple[Row, int]] = []
     held, streaming = 0, False
-    how, store = (plan.h, n_max, plan.coarse, plan.tiers, let_go), Store()
+    how, stores = (plan.h, n_max, plan.coarse, plan.tiers, let_go), (Store(), Store())
     for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
@@ -303,9 +304,9 @@ def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[
                 streaming = held > stream_bytes or (
                     i + 1 >= STREAM_SAMPLE and held * (len(prvs) / (i + 1)) > stream_bytes)
                 if streaming:  # (from here on every row is streamed, and those before too)
-                    out = [(_lazy(p, r, plan, how, store), c) for (p, _), (r, c) in zip(prvs, out)]
+                    out = [(_lazy(p, r, plan, how, stores), c) for (p, _), (r, c) in zip(prvs, out)]
             if streaming:
-                d = _lazy(prv, d, plan, how, store)
+                d = _lazy(prv, d, plan, how, stores)
                 give_back()  # (heap.py: each row's cells are let go as it is summarised)
         out.append((d, k))
     return out

@@ -46,7 +46,7 @@ from scipy.optimize import brentq
 
 from .compose import Composed
 from .discretize import DiscretePRV
-from .packed import LazyRow, PackedRow, Row, dense, nonzero
+from .packed import LazyRow, PackedRow, Row, dense, let_go_summaries, nonzero
 from .tree import compose_many
 from .window import cgf_blocks
 
@@ -331,6 +331,8 @@ def compose_tilted(rows: Sequence[tuple[Row, int]], target: tuple[str, float], w
     mass = tilted_window_mass(*cgf_and_mean(stacked, lam), lam, window_mass)
     given = rows if consume and isinstance(rows, list) else list(rows)
     del stacked
+    if consume:  # (the streamed rows' block summaries steered lambda and the window: done)
+        let_go_summaries(given)
     return untilt(compose_many(given, mass, leaf=tilting.row, consume=consume, **kwargs), tilting.info())
 
 

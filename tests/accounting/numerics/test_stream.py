@@ -263,3 +263,24 @@ def test_streamed_rows_certify_as_the_rows_made_again():
     got = pipeline.row_terms(rows, plan)
     want = pipeline.row_terms([(d.remake(), k) for d, k in rows], plan)
     assert got == want
+
+
+def test_summaries_are_let_go_once_the_tilt_is_chosen(monkeypatch):
+    """A streamed row's block summary is the row's cgf_blocks, read from its store; a consuming
+    tilted composition lets the stores go once lambda is chosen (a read afterwards raises), and
+    the width classes, which the check of a row made again reads, stay."""
+    from prvgui.accounting.numerics import packed, tilt
+    plan, _, rows = _discretized(_mechs(tree.TREE_ALWAYS), 0)
+    first = rows[0][0]
+    want = cgf_blocks(first.remake(), pipeline.LAZY_BLOCKS)
+    got = first.blocks
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]
+    released = []
+    real = packed.let_go_summaries
+    monkeypatch.setattr(tilt, "let_go_summaries", lambda r: (released.append(len(r)), real(r)))
+    keep = list(rows)
+    c = tilt.compose_tilted(rows, ("delta", 1e-10), plan.e_w, consume=True)
+    assert c is not None and released == [len(keep)] and rows == []
+    with pytest.raises(RuntimeError, match="let go"):
+        _ = keep[3][0].blocks
+    dense(keep[3][0])  # (made again and checked against its fields, classes included)
