@@ -49,8 +49,10 @@ SAMPLE_ROWS = 64
 ROW_S = 0.25e-3
 #: bytes per nonzero cell of a packed row (an int32 index and a float64 mass)
 PACKED_BYTES = 12
-#: bytes a streamed row holds (packed.LazyRow: its certificate fields, 64 blocks' summary)
-LAZY_ROW_BYTES = 3000
+#: bytes a streamed row holds (packed.LazyRow: its certificate fields, about 1 kB, and in its
+#: stores its width classes and 64 blocks' summary, 1.4 kB; tracemalloc over 3000 discrete
+#: Gaussians: 2.4 kB; the summaries go once a tilt is chosen)
+LAZY_ROW_BYTES = 2500
 #: seconds per point of a group's window and row: a short transform (tens of thousands of
 #: points: 10 to 12 ns a point against the long ones' 30 to 50), the product, the group's share
 #: of its inverse transform (measured: 1000 distinct DP-SGD steps, groups of 65k points: 1.8 s);
