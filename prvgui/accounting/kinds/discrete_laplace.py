@@ -35,7 +35,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..pairs import rdp as _rdp
-from ..pairs.lattice import E_MAX, Lattice, exp_neg_quotient, lattice_prv, mass_bound_up
+from ..pairs.lattice import E_MAX, Functions, Lattice, exp_neg_quotient, lattice_prv, mass_bound_up
 from ..pairs.prv import PRV, point_mass
 from .base import INTEGER_SENSITIVITY, Mechanism, Param, Search, group_factor, param
 from ..core.values import Relation
@@ -88,7 +88,7 @@ def discrete_laplace_lattice(scale: float, sensitivity: int) -> tuple[Lattice, f
         mid = np.where(i == d, ri * top, c0 * ri)
         return np.where((i < 0) | (i > i_max), 0.0, np.where(i == 0, top, mid))
 
-    return Lattice(-d * x, 2.0 * x, d - i_max, d, pmf, cdf, sf, 1.0 - g_end), left_out
+    return Lattice(-d * x, 2.0 * x, d - i_max, d, Functions(pmf, cdf, sf), 1.0 - g_end), left_out
 
 
 @dataclass(frozen=True, slots=True)

@@ -269,7 +269,7 @@ class _Order:
 
 #: bytes of a PRV beside its arrays (the object, its functions and their closures), and of a
 #: lattice's more (its functions' object and arrays' headers) (measured: 1.5 kB per DP-SGD PRV;
-#: per discrete Gaussian PRV at sigma 50 to 200, 14.8 kB with its tables and 1.46 kB once they
+#: per discrete Gaussian PRV at sigma 50 to 200, 14.8 kB with its tables and 1.05 kB once they
 #: are let go)
 PRV_BYTES, LATTICE_BYTES = 1500, 200
 

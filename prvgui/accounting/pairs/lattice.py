@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -119,31 +119,63 @@ def mass_bound_up(log_mass: float) -> float:
 KEEP_BYTES = 128 * 2 ** 20
 
 
+@dataclass(frozen=True, slots=True)
+class Functions:
+    """A lattice's functions of its index given one by one (``Lattice.fns``)."""
+
+    pmf: Callable[[Array], Array]
+    cdf: Callable[[Array], Array]
+    sf: Callable[[Array], Array]
+    cut: Callable[[Array], tuple[Array, Array, Array]] | None = None
+    release: Callable[[], None] | None = None
+
+
 @dataclass(frozen=True, eq=False, slots=True)
 class Lattice:
     """Y = origin + step * i for integers i in [lo, hi] (step > 0), with P(I = i) = pmf(i),
     P(I <= i) = cdf(i) (absolute accuracy) and P(I > i) = sf(i) (relative accuracy), each
-    vectorised over int64 arrays clipped to [lo - 1, hi]; ``mass`` = cdf(hi) = sf(lo - 1)."""
+    vectorised over int64 arrays clipped to [lo - 1, hi]; ``mass`` = cdf(hi) = sf(lo - 1).
+
+    The functions are those of ``fns``: a Functions, or any object with these five names, such as
+    a kind's own object whose methods they are (a discrete Gaussian's: many rows hold their PRVs
+    at once, and five bound methods held apart would be 320 bytes a PRV)."""
 
     origin: float
     step: float
     lo: int
     hi: int
-    pmf: Callable[[Array], Array]
-    cdf: Callable[[Array], Array]
-    sf: Callable[[Array], Array]
+    fns: Any
     mass: float
     #: the indices between which cdf and sf are quick to evaluate (Continuous.quick)
     quick: tuple[int, int] | None = None
     #: bytes of the arrays the functions hold (a discrete Gaussian's tail sums: pricing.py)
     held: int = 0
-    #: cut(taus) for tail masses 0 < tau <= mass / 2: (lo, hi, ok), for each tau the largest i
-    #: with cdf(i) <= tau and the smallest i with sf(i) <= tau, read from the kind's tables
-    #: (discretize.py then needs no tail scan), where ``ok``; None when the kind has no tables
-    cut: Callable[[Array], tuple[Array, Array, Array]] | None = None
-    #: release() lets the arrays the functions hold go (``held`` bytes), made again when next
-    #: asked for, the same numbers (pipeline.discretize_many, for many rows once discretised)
-    release: Callable[[], None] | None = None
+
+    @property
+    def pmf(self) -> Callable[[Array], Array]:
+        return self.fns.pmf
+
+    @property
+    def cdf(self) -> Callable[[Array], Array]:
+        return self.fns.cdf
+
+    @property
+    def sf(self) -> Callable[[Array], Array]:
+        return self.fns.sf
+
+    @property
+    def cut(self) -> Callable[[Array], tuple[Array, Array, Array]] | None:
+        """cut(taus) for tail masses 0 < tau <= mass / 2: (lo, hi, ok), for each tau the largest i
+        with cdf(i) <= tau and the smallest i with sf(i) <= tau, read from the kind's tables
+        (discretize.py then needs no tail scan), where ``ok``; None when the kind has no tables."""
+        return self.fns.cut
+
+    @property
+    def release(self) -> Callable[[], None] | None:
+        """release() lets the arrays the functions hold go (``held`` bytes), made again when next
+        asked for, the same numbers (pipeline.discretize_many, for many rows once discretised);
+        None when they hold none."""
+        return self.fns.release
 
     def values(self, i: Array | int) -> Array:
         return self.origin + self.step * np.asarray(i, dtype=float)

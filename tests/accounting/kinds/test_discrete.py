@@ -28,7 +28,7 @@ from prvgui.accounting.pairs.gdp import randomized_response_mu2
 from prvgui.accounting.kinds.discrete_gaussian import MAX_SIGMA, DiscreteGaussian, discrete_gaussian_lattice
 from prvgui.accounting.kinds.discrete_gaussian import _table as _dg_table
 from prvgui.accounting.kinds.discrete_laplace import DiscreteLaplace
-from prvgui.accounting.pairs.lattice import exp_neg_quotient, suffix_sums
+from prvgui.accounting.pairs.lattice import Functions, exp_neg_quotient, suffix_sums
 from prvgui.accounting.pairs.rdp import ORDERS, rr_rdp
 from prvgui.document.fileio import FileFormatError, loads_composition
 
@@ -315,7 +315,8 @@ def test_lattice_cut_points_and_scanned_ones_give_the_same_bracket():
     from prvgui.accounting.numerics import discretize as D
     mech = DiscreteGaussian(4.5)
     prv = mech.prv()
-    scanned = dataclasses.replace(prv, lattice=dataclasses.replace(prv.lattice, cut=None))
+    lat = prv.lattice
+    scanned = dataclasses.replace(prv, lattice=dataclasses.replace(lat, fns=Functions(lat.pmf, lat.cdf, lat.sf)))
     assert D.LatticeTails.of(scanned, 1e-3, 1e-12) is None and D.LatticeTails.of(prv, 1e-3, 1e-12) is not None
     tiers = ((1e-3, 3), (1e-6, 5))
     for h, tau in ((2e-3, 1e-14), (7e-4, 1e-25)):
