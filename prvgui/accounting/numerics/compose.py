@@ -401,11 +401,17 @@ def compose(rows: Sequence[tuple[Row, int]], window_mass: float,
             progress: Callable[[float], None] | None = None,
             n_max: int = N_MAX, agg_max: float = 0.0, extended: bool = False,
             prepared: dict[int, PreparedRow] | None = None,
-            window_hint: dict[bool, int] | None = None) -> Composed:
+            window_hint: dict[bool, int] | None = None, consume: bool = False) -> Composed:
     """Distribution of the sum of ``k`` copies of each discrete row, on a window. ``prepared``:
     the rows' window.PreparedRow by id(row), kept by a caller that asks again (tree.py);
-    ``window_hint``: window.choose_window's, for a caller composing many similar groups."""
+    ``window_hint``: window.choose_window's, for a caller composing many similar groups;
+    ``consume``: ``rows`` is a list the caller gives up (emptied at once), and on the FFT path
+    each row is let go once transformed (tree.py's top composition: its rows are not held
+    beside the inverse transform)."""
+    given = rows
     rows = [(d, k) for d, k in rows if k > 0]
+    if consume and isinstance(given, list):
+        given.clear()
     if not rows:
         raise ValueError("compose needs at least one row with count > 0")
     h = stub(rows[0][0]).h
@@ -415,6 +421,7 @@ def compose(rows: Sequence[tuple[Row, int]], window_mass: float,
     prep = [(prepared_row(d, prepared, k), k) for d, k in rows]
     offset = math.fsum(k * stub(d).shift for d, k in rows)
     lo, hi, win_err = choose_window(prep, window_mass, window_hint)
+    del prep
     n_lo = math.floor((lo - offset) / h) - 1
     n_hi = math.ceil((hi - offset) / h) + 1
     n = fft_len(n_hi - n_lo + 1, h, agg_max)
@@ -429,10 +436,10 @@ def compose(rows: Sequence[tuple[Row, int]], window_mass: float,
         raise GridTooLarge(n, n_max, hi - lo)
     if n <= PARALLEL_N:
         return _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, agg_max,
-                          extended)
+                          extended, consume)
     with _BIG:  # one big grid at a time keeps the peak memory of parallel callers bounded
         return _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, agg_max,
-                          extended)
+                          extended, consume)
 
 
 #: the shares of a row's time on the FFT path: its transform, then its power (pricing.py)
@@ -440,10 +447,11 @@ _RFFT_SHARE = 0.3
 
 
 def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, agg_max,
-               extended) -> Composed:
+               extended, consume: bool = False) -> Composed:
     """Rows' spectra, their powers and product, the inverse transform. ``progress`` gets the
     fraction done: each row is one part (its transform, then its power chunk by chunk), the
-    inverse transform another."""
+    inverse transform another. ``consume``: ``rows`` is ours, and each entry is let go once
+    its row is transformed (the same products in the same order)."""
     spectrum, n0, total_k, once = None, 0, 0, 0
     parts = len(rows) + 1
 
@@ -458,10 +466,13 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
             ahead = list(takewhile(lambda r: not (extended and r[1] > 1), rows[i:i + BATCH_ROWS]))
             if len(ahead) > 1:
                 batch = row_spectra([dense(r) for r, _ in ahead], n)[::-1]
+            del ahead
         if batch:
             spec, base = batch.pop()
         else:
             spec, base = interruptible(row_spectrum, dense(d), n, wide, cancel=cancel, size=n)
+        if consume:
+            rows[i] = d = None
         n0 += k * base
         total_k += k
         once += extended and k == 1

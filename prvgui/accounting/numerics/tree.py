@@ -214,9 +214,12 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
                 arrived.append(0)
             level += 1
     left = [r for lv in pending for r in lv]
+    if consume:  # (then ``left`` alone holds the top's rows, and compose lets each go once transformed)
+        pending.clear()
+        row = r = None  # type: ignore[assignment]  # (the loop's last row, in ``left`` too)
     if fold_from is not None:
         give_back(force=True)
-    top = compose(left, 0.5 * window_mass, cancel=cancel,
+    top = compose(left, 0.5 * window_mass, cancel=cancel, consume=consume,
                   progress=None if progress is None else (lambda f: progress(0.8 + 0.2 * f)), **kwargs)
     err_abs, log_rel = totals["err_abs"], totals["log_rel"]
     return _with_errors(top, math.exp(log_rel) * err_abs, log_rel, nodes)

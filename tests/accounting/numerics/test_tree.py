@@ -290,3 +290,28 @@ def test_many_rows_let_their_tables_go_and_make_them_again_the_same(monkeypatch)
     monkeypatch.setattr(pipeline, "RELEASE_BYTES", 1 << 40)
     reuse.clear()
     assert Accountant([Row(m, 1) for m in mechs], 0.01).epsilon(1e-6) == low
+
+
+def test_a_consuming_composition_lets_each_row_go_once_transformed(monkeypatch):
+    """compose(consume=True), as the tree's top composition calls it: the caller's list is
+    emptied at once, no row is held when the inverse transform runs, and the composition is
+    the very one of the rows kept (the same products in the same order)."""
+    import gc
+    import weakref
+    from prvgui.accounting.numerics import compose as C
+    h, mechs = 2e-4, [SubsampledGaussian(0.9 + 0.05 * i, 0.01) for i in range(6)]
+    rows = _rows([(m, 1) for m in mechs], h, 6)
+    want = C.compose(list(rows), 1e-12)
+    refs = [weakref.ref(d.pmf) for d, _ in rows]
+    alive, real = [], C.finish
+
+    def probe(*a, **k):
+        gc.collect()
+        alive.append(sum(r() is not None for r in refs))
+        return real(*a, **k)
+    monkeypatch.setattr(C, "finish", probe)
+    given = list(rows)
+    del rows
+    got = C.compose(given, 1e-12, consume=True)
+    assert given == [] and alive == [0]
+    assert np.array_equal(got.pmf, want.pmf) and got.err_abs == want.err_abs and got.n_start == want.n_start
