@@ -78,3 +78,70 @@ def test_rolled_is_numpys_roll_in_place(n, shift, seed):
     want = np.roll(x, -shift)
     got = rolled(x, shift)
     assert got is x and np.array_equal(got, want)
+
+
+def _spectrum(size: int, seed: int) -> np.ndarray:
+    """A decaying complex spectrum of ``size`` coefficients, some exactly zero at the end."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(size) + 1j * rng.standard_normal(size)) * np.exp(-np.arange(size) / (1 + size / 4))
+    x[size - size // 5:] = 0.0
+    return x
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 400), st.integers(1, 64), st.integers(0, 2 ** 31), st.lists(st.integers(0, 500), max_size=6))
+def test_tail_sums_are_the_reversed_cumsum_to_every_digit(size, chunk, seed, cuts):
+    """compose.tail_sums, the aliasing test's tail sums a chunk at a time: the values of the
+    whole array's reversed cumulative sum, bit for bit, whatever the chunk (0 past the end)."""
+    from prvgui.accounting.numerics import compose as compose_mod
+    x = _spectrum(size, seed)
+    tail = np.cumsum(np.abs(x)[::-1])[::-1]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(compose_mod, "POWER_CHUNK", chunk)
+        got = compose_mod.tail_sums(x, cuts)
+    assert set(got) == set(cuts)
+    for c in cuts:
+        assert got[c] == (float(tail[c]) if c < size else 0.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 400), st.integers(1, 64), st.integers(0, 2 ** 31), st.floats(0.0, 1e-10))
+def test_power_error_in_chunks_is_the_whole_sum(size, chunk, seed, rel):
+    """compose.power_error a chunk at a time: the formula E_0 + 2 sum_m E_m / m summed at once,
+    to every digit when one chunk holds the spectrum, within the sums' rounding otherwise."""
+    from prvgui.accounting.numerics import compose as compose_mod
+    x = _spectrum(size, seed)
+    w = np.abs(x) * (rel + 4 * 2.0 ** -52)
+    whole = float(w[0]) + 2.0 * float(np.sum(w[1:] / np.arange(1, w.size)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(compose_mod, "POWER_CHUNK", chunk)
+        got = compose_mod.power_error(x, rel)
+    if size <= chunk + 1:
+        assert got == whole
+    else:
+        assert got == pytest.approx(whole, rel=1e-13, abs=0.0)
+    assert compose_mod.power_error(x, rel) == whole  # (the default chunk holds these)
+
+
+@pytest.mark.parametrize("d_max", [0, 3, 9, 40])
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
+def test_finish_in_chunks_reads_the_same_window(d_max, chunk):
+    """compose.finish with its rotation, box kernel and error sums a chunk at a time: the same
+    window and decimation as in one go (compose's default chunk), the round-off bound within
+    its sums' rounding."""
+    from prvgui.accounting.numerics import compose as compose_mod
+    n = 1024
+    pmf = np.exp(-0.5 * ((np.arange(n) - 500.0) / 40.0) ** 2)
+    pmf /= pmf.sum()
+    spec = np.fft.rfft(pmf)
+    args = (n, 0, 37, 0.01, 0.3, 0.0, 1e-12, 1e-9, d_max * 0.01 / 2)
+    want = compose_mod.finish(spec.copy(), *args)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(compose_mod, "POWER_CHUNK", chunk)
+        got = compose_mod.finish(spec.copy(), *args)
+    assert np.array_equal(got.pmf, want.pmf) and got.h == want.h and got.offset == want.offset
+    for key in ("window", "alias", "n", "decimation"):
+        assert got.parts[key] == want.parts[key]
+    for key in ("fp_power", "fp_abs"):  # (the power term's sum a chunk at a time)
+        assert got.parts[key] == pytest.approx(want.parts[key], rel=1e-13, abs=0.0)
+    assert got.parts["decimation"] == {0: 1, 3: 4, 9: 8, 40: 16}[d_max]

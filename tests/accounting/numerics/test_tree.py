@@ -258,6 +258,37 @@ def test_consumed_rows_are_let_go_and_compose_the_same(monkeypatch):
     assert np.array_equal(got.pmf, kept.pmf) and got.err_abs == kept.err_abs and got.n_start == kept.n_start
 
 
+def test_every_group_lets_its_rows_go_before_its_inverse_transform(monkeypatch):
+    """Each composition of the tree (its groups and its top) is given its rows to let go: when
+    its inverse transform runs none of them is held, by the tree's lists, its window's
+    cumulants (``kept``) or a loop variable; the result is the kept rows' one, bit for bit."""
+    import gc
+    import weakref
+    from prvgui.accounting.numerics import compose as C
+    from prvgui.accounting.numerics.packed import pack
+    monkeypatch.setattr(tree, "TREE_ALWAYS", 32)
+    h, mechs = 2e-4, [SubsampledGaussian(0.9 + 0.01 * i, 0.01) for i in range(70)]
+    made = [(pack(d), k) for d, k in _rows([(m, 1) for m in mechs], h, 70)]
+    want = tree.compose_many(list(made), 1e-12)
+    current: list = []
+    alive: list[int] = []
+    composed, finish = tree.compose, C.finish
+
+    def group(g, *a, **k):
+        current[:] = [weakref.ref(d.pmf) for d, _ in g]
+        return composed(g, *a, **k)
+
+    def probe(*a, **k):
+        gc.collect()
+        alive.append(sum(r() is not None for r in current))
+        return finish(*a, **k)
+    monkeypatch.setattr(tree, "compose", group)
+    monkeypatch.setattr(C, "finish", probe)
+    got = tree.compose_many(made, 1e-12, consume=True)
+    assert len(alive) == 5 and alive == [0] * 5  # (four groups of FAN_IN, then the top)
+    assert np.array_equal(got.pmf, want.pmf) and got.err_abs == want.err_abs and got.n_start == want.n_start
+
+
 def test_many_rows_let_their_tables_go_and_make_them_again_the_same(monkeypatch):
     """Past RELEASE_BYTES of tables, many discrete Gaussians' PRVs let them go as each is
     discretised (pipeline.discretize_many); the rows are those made with the tables kept, a
@@ -292,16 +323,27 @@ def test_many_rows_let_their_tables_go_and_make_them_again_the_same(monkeypatch)
     assert Accountant([Row(m, 1) for m in mechs], 0.01).epsilon(1e-6) == low
 
 
-def test_a_consuming_composition_lets_each_row_go_once_transformed(monkeypatch):
+@pytest.mark.parametrize("batch_n", [None, 1024])
+def test_a_consuming_composition_lets_each_row_go_once_transformed(monkeypatch, batch_n):
     """compose(consume=True), as the tree's top composition calls it: the caller's list is
     emptied at once, no row is held when the inverse transform runs, and the composition is
-    the very one of the rows kept (the same products in the same order)."""
+    the very one of the rows kept (the same products in the same order). Past BATCH_N (the
+    rows transformed one by one) the widest row goes first, each transformed as it stands
+    (compose.padded_spectrum): the same composition to the products' rounding."""
     import gc
     import weakref
     from prvgui.accounting.numerics import compose as C
-    h, mechs = 2e-4, [SubsampledGaussian(0.9 + 0.05 * i, 0.01) for i in range(6)]
+    h, mechs = 2e-4, [SubsampledGaussian(0.9 + 0.05 * i, 0.01) for i in (2, 0, 5, 1, 4, 3)]
     rows = _rows([(m, 1) for m in mechs], h, 6)
     want = C.compose(list(rows), 1e-12)
+    if batch_n is not None:
+        monkeypatch.setattr(C, "BATCH_N", batch_n)
+        seen, padded = [], C.padded_spectrum
+
+        def spy(d, n):
+            seen.append(d.pmf.size)
+            return padded(d, n)
+        monkeypatch.setattr(C, "padded_spectrum", spy)
     refs = [weakref.ref(d.pmf) for d, _ in rows]
     alive, real = [], C.finish
 
@@ -314,4 +356,9 @@ def test_a_consuming_composition_lets_each_row_go_once_transformed(monkeypatch):
     del rows
     got = C.compose(given, 1e-12, consume=True)
     assert given == [] and alive == [0]
-    assert np.array_equal(got.pmf, want.pmf) and got.err_abs == want.err_abs and got.n_start == want.n_start
+    if batch_n is None:
+        assert np.array_equal(got.pmf, want.pmf) and got.err_abs == want.err_abs and got.n_start == want.n_start
+        return
+    assert len(seen) >= 4 and seen == sorted(seen, reverse=True) and len(set(seen)) == len(seen)
+    assert got.n_start == want.n_start and got.pmf.size == want.pmf.size
+    assert np.max(np.abs(got.pmf - want.pmf)) <= 1e-14 and got.err_abs == pytest.approx(want.err_abs, rel=1e-6)
