@@ -34,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .compose import BATCH_ROWS, fft_len
+from .compose import BATCH_N, BATCH_ROWS, fft_len
 from . import pipeline
 from ..core.errors import GridTooLarge
 from .tree import FAN_IN, FOLD_FROM, TREE_ALWAYS, band_counts
@@ -51,8 +51,9 @@ ROW_S = 0.25e-3
 PACKED_BYTES = 12
 #: bytes a streamed row holds (packed.LazyRow: its certificate fields, about 1 kB, and in its
 #: stores its width classes and 64 blocks' summary, 1.4 kB; tracemalloc over 3000 discrete
-#: Gaussians: 2.4 kB; the summaries go once a tilt is chosen)
-LAZY_ROW_BYTES = 2500
+#: Gaussians: 2.4 kB; the summaries go once a tilt is chosen), resident: with the holes the
+#: allocators keep (10^5 discrete Gaussians: pymalloc's arenas 304 MB for 184 MB of objects)
+LAZY_ROW_BYTES = 3500
 #: seconds per point of a group's window and row: a short transform (tens of thousands of
 #: points: 10 to 12 ns a point against the long ones' 30 to 50), the product, the group's share
 #: of its inverse transform (measured: 1000 distinct DP-SGD steps, groups of 65k points: 1.8 s);
@@ -129,10 +130,33 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
         seconds += weight * sum(disc_edge_s * e + disc_cell_s * c for e, c in zip(edges, cells))
         packed = packed * min(1.0, pipeline.STREAM_SAMPLE / max(live, 1)) + live * LAZY_ROW_BYTES
     dense = 8.0 * FAN_IN * group * (1 + math.log(max(live, 2), FAN_IN))  # a group per level
-    # the top's rows (about half the window each), a batch of their transforms (BATCH_ROWS rows
-    # and spectra) and the product
-    top_bytes = 4.0 * top * n + 16.0 * min(top, BATCH_ROWS) * n + fft_bytes * n
+    # the top's rows (top_cells), and on a window up to BATCH_N a batch of their transforms
+    # (BATCH_ROWS rows and spectra) beside the product; past it one row's transform at a time,
+    # widest first, the transform's buffer and plan beside it (compose._transform): at 10^5
+    # discrete Gaussians, 13 rows of 15.2 million cells on 7 million points
+    held = 8.0 * top_cells(live, FOLD_FROM if streamed else None, group, n)
+    if n <= BATCH_N:
+        top_bytes = held + 16.0 * min(top, BATCH_ROWS) * n + fft_bytes * n
+    else:
+        top_bytes = held + (fft_bytes + 8.0) * n
     return seconds, packed + dense + top_bytes, n, n
+
+
+def top_cells(live: int, fold_from: int | None, group: int, n: int) -> float:
+    """The cells of the rows tree.compose_many composes on the whole window (``top_rows``'s): a
+    row standing for m of the leaves spans about ``group`` sqrt(m / FAN_IN) cells (a sum's width
+    grows as its standard deviation), at most the window's n. (10^5 discrete Gaussians: 18.2
+    against the 15.2 million measured.)"""
+    total, level, size = 0.0, 0, 1
+    while live:
+        live, digit = divmod(live, FAN_IN)
+        if digit:
+            if fold_from is None or level < fold_from:
+                total += digit * min(n, group * math.sqrt(size / FAN_IN))
+            else:
+                total += min(n, group * math.sqrt(digit * size / FAN_IN))
+        level, size = level + 1, size * FAN_IN
+    return max(total, float(min(n, group)))
 
 
 def top_rows(live: int, fold_from: int | None = None) -> int:

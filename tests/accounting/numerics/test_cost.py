@@ -371,3 +371,19 @@ def test_a_tilted_composition_is_priced_on_its_own_window(monkeypatch):
     taken = top.pmf.size * top.h
     assert wholes[-1] > 1.5 * plain
     assert 0.5 < wholes[-1] / taken < 2.0, (wholes[-1], taken)
+
+
+def test_the_tops_rows_are_priced_by_their_leaves():
+    """pricing_many.top_cells: the rows left on each level (the digits of the number of rows in
+    base FAN_IN), each as wide as a sum of its leaves (sqrt of their number, in groups' widths),
+    never wider than the window; folded, a level holds one wider row instead of several."""
+    from prvgui.accounting.numerics.pricing_many import top_cells
+    from prvgui.accounting.numerics.tree import FAN_IN
+    group, n = 1000, 10 ** 9
+    assert top_cells(FAN_IN, None, group, n) == pytest.approx(group)  # one row of a group
+    assert top_cells(3 * FAN_IN, None, group, n) == pytest.approx(3 * group)
+    assert top_cells(5, None, group, n) == pytest.approx(5 * group / 4)  # five leaves, a quarter each
+    assert top_cells(3 * FAN_IN ** 2, 2, group, n) == pytest.approx(group * math.sqrt(3 * FAN_IN))
+    assert top_cells(3 * FAN_IN ** 2, None, group, n) == pytest.approx(3 * group * 4)
+    assert top_cells(3 * FAN_IN ** 2, None, group, 2500) == 3 * 2500  # (at most the window each)
+    assert top_cells(0, None, group, n) == group
