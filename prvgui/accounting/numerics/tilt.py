@@ -47,6 +47,7 @@ from scipy.optimize import brentq
 from .compose import Composed
 from .discretize import DiscretePRV
 from .packed import LazyRow, PackedRow, Row, dense, let_go_summaries, nonzero
+from .sums import dot
 from .tree import compose_many
 from .window import cgf_blocks
 
@@ -68,7 +69,7 @@ def tilted_mean(blocks: Sequence[tuple[tuple, int]], lam: float) -> float:
     for (logp, centres, _), k in blocks:
         e = logp + lam * centres
         w = np.exp(e - e.max())
-        total += k * float(np.dot(w, centres) / w.sum())
+        total += k * (dot(w, centres) / float(w.sum()))
     return total
 
 
@@ -172,9 +173,9 @@ def _tilted_moments(cells: Sequence[tuple[tuple, int]], lam: float) -> tuple[flo
         e = logp + lam * y
         w = np.exp(e - e.max())
         w /= w.sum()
-        m = float(np.dot(w, y))
+        m = dot(w, y)
         mean += k * m
-        var += k * float(np.dot(w, np.square(y - m)))
+        var += k * dot(w, np.square(y - m))
     return mean, var
 
 
@@ -244,7 +245,7 @@ def tilt_row(row: Row, lam: float) -> tuple[DiscretePRV, float, float, float]:
     pmf = np.zeros(size)
     pmf[nz] = w
     lost = nz.size * 2.0 ** -1022  # a mass below the smallest normal may round to 0
-    mean_idx = float(np.dot(w, nz))
+    mean_idx = dot(w, nz)
     y_abs = max(abs(float(y[0])), abs(float(y[-1])))
     log_p = float(-logp.min())
     # log p, lam * y, the shift by m, exp and the division: a few ulps each, the exponent's

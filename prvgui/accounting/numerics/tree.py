@@ -40,6 +40,7 @@ from .compose import Composed, compose, inf_mass_of, prepared_row
 from .discretize import DiscretePRV
 from .heap import give_back
 from .packed import LazyRow, Row, cells, dense, pack
+from .sums import dot
 from .window import PreparedRow, choose_window
 
 #: rows per group; with fewer rows than TREE_MIN the rows are composed in one go, from
@@ -73,7 +74,7 @@ def as_row(c: Composed) -> DiscretePRV:
     else:
         pmf, start = np.zeros(1), c.n_start
     total = float(pmf.sum())
-    centre = int(round(float(np.dot(pmf, np.arange(pmf.size, dtype=float))) / total)) if total > 0 else 0
+    centre = int(round(dot(pmf, np.arange(pmf.size, dtype=float)) / total)) if total > 0 else 0
     return DiscretePRV(pmf=pmf, start=start, h=c.h, shift=c.offset, inf_mass=c.inf_mass,
                        tail_prob=0.0, bias=0.0, centre=centre)
 

@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from .packed import PackedRow, Row, cells, dense, stub
+from .sums import row_dots
 
 
 def cgf_blocks(d: Row, blocks: int = 2048) -> tuple[np.ndarray, np.ndarray, float]:
@@ -34,7 +35,7 @@ def cgf_blocks(d: Row, blocks: int = 2048) -> tuple[np.ndarray, np.ndarray, floa
     p = np.concatenate([b.sum(axis=1) for b in pm])
     local = np.arange(size, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mloc = np.where(p > 0, np.concatenate([b @ local for b in pm]) / p, 0.0)
+        mloc = np.where(p > 0, np.concatenate([row_dots(b, local) for b in pm]) / p, 0.0)
         logp = np.log(p)
     centres = (d.start + np.arange(p.size) * size + mloc) * d.h + d.shift
     keep = p > 0
