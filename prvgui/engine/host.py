@@ -87,6 +87,14 @@ def _serve(conn, cancel) -> None:
     _lower_process_priority()
     keep_freed_memory()  # the engine's process is ours: its temporary arrays reuse freed memory
     from . import view_model
+    lock = threading.Lock()
+
+    def send(message) -> None:
+        # (one message at a time: progress also comes from helper threads, and a cancelled
+        # job's abandoned helper may still report while its end is sent; two sends at once
+        # interleave their bytes on the pipe, which the window then cannot read)
+        with lock:
+            conn.send(message)
     while True:
         try:
             kind, jid, request = conn.recv()
@@ -105,16 +113,16 @@ def _serve(conn, cancel) -> None:
                     now = time.perf_counter()
                     if now - last[0] >= PROGRESS_EVERY or f >= 1.0:
                         last[0] = now
-                        conn.send(("progress", jid, (f, text)))
+                        send(("progress", jid, (f, text)))
                 # (a one-argument callback: mypy cannot type a lambda with a defaulted parameter)
                 out = view_model.compute(request, progress=progress, cancel=cancel.is_set,
                                          partial=cast("Callable[[view_model.Result], None]",
-                                                      lambda res, jid=jid: conn.send(("partial", jid, res))))
-            conn.send(("done", jid, out))
+                                                      lambda res, jid=jid: send(("partial", jid, res))))
+            send(("done", jid, out))
         except Cancelled:
-            conn.send(("cancelled", jid, None))
+            send(("cancelled", jid, None))
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the window
-            conn.send(("error", jid, _portable(exc)))
+            send(("error", jid, _portable(exc)))
 
 
 def _portable(exc: Exception) -> Exception:

@@ -139,3 +139,39 @@ def test_poke_passes_the_running_jobs_cancel_on_and_never_the_next_ones(engine):
     engine.poke()  # no job: nothing to cancel; the old token is forgotten
     assert engine._current_cancel is None
     assert engine.compute(request(), cancel=lambda: False).epsilon == vm.compute(request()).epsilon
+
+
+def test_the_childs_messages_from_many_threads_arrive_whole(monkeypatch):
+    """The child's loop sends one message at a time: partial answers (large, so each send is a
+    header and a body) from several threads at once, as a cancelled job's abandoned helper and
+    the job's end can, all arrive and unpickle (without the lock: 'invalid load key')."""
+    import multiprocessing
+    from prvgui.engine import host
+    monkeypatch.setattr(host, "_lower_process_priority", lambda: None)
+    monkeypatch.setattr("prvgui.tuning.keep_freed_memory", lambda: None)
+    big = "x" * 100_000
+
+    def compute(request, progress=None, cancel=None, partial=None):
+        threads = [threading.Thread(target=lambda i=i: [partial((i, j, big)) for j in range(30)]) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return "answer"
+    monkeypatch.setattr(vm, "compute", compute)
+    here, there = multiprocessing.Pipe()
+    server = threading.Thread(target=host._serve, args=(there, threading.Event()))
+    server.start()
+    here.send(("compute", 1, None))
+    got = []
+    while True:
+        assert here.poll(60), "the child's loop fell silent"
+        tag, jid, payload = here.recv()
+        got.append(payload)
+        if tag == "done":
+            break
+    here.send(("stop", 0, None))
+    server.join(10)
+    assert payload == "answer" and len(got) == 6 * 30 + 1
+    assert sorted(p[:2] for p in got[:-1]) == [(i, j) for i in range(6) for j in range(30)]
+    assert all(p[2] == big for p in got[:-1])
