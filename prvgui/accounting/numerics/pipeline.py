@@ -230,6 +230,11 @@ STREAM_SAMPLE = 64
 LAZY_BLOCKS = 64
 
 
+def streamed(rows: Sequence[tuple[Row, int]]) -> bool:
+    """Whether discretize_many streamed these rows (then every one is a LazyRow, holding its PRV)."""
+    return bool(rows) and isinstance(rows[0][0], LazyRow)
+
+
 def row_bytes(d: Row) -> int:
     """The bytes a row's cells take (its arrays; none for a streamed row)."""
     if isinstance(d, LazyRow):

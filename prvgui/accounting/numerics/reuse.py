@@ -125,7 +125,10 @@ def _trim() -> None:
 
 def prvs_of(mechanisms: Sequence, order: str) -> list[PRV]:
     """``prv_of`` of each; those not kept are made a kind at a time (Mechanism.prvs: a kind may
-    make many together) and kept as ``prv_of`` keeps them."""
+    make many together) and kept as ``prv_of`` keeps them, unless there are more than MAX_PRVS:
+    so many would only push each other out (the next such list finds none of its first rows),
+    and holding them would keep a streamed composition's PRVs beside it (Accountant._let_prvs_go)."""
+    keep = len(mechanisms) <= MAX_PRVS
     out: list[PRV | None] = [None] * len(mechanisms)
     todo: dict[Any, list[int]] = {}  # (by kind: a Mechanism subclass)
     with _lock:
@@ -145,7 +148,7 @@ def prvs_of(mechanisms: Sequence, order: str) -> list[PRV]:
         with _lock:
             for i, prv in zip(idx, made):
                 key = (kind, mechanisms[i], order)
-                out[i] = _keep(key, prv) if _state["on"] and _hashable(key) else prv
+                out[i] = _keep(key, prv) if keep and _state["on"] and _hashable(key) else prv
             _trim()
     return out  # type: ignore[return-value]
 

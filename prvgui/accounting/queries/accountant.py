@@ -38,7 +38,8 @@ from ..core.values import ORDERS, Bounds, Relation, as_relation
 from ..mechanisms import Neighbouring, Row
 from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible, long_double_gain
 from ..numerics.tree import compose_many
-from ..numerics.pipeline import certify, check_fits, coarsened, discretize_many, error_level, make_plan, row_terms
+from ..numerics.pipeline import (certify, check_fits, coarsened, discretize_many, error_level, make_plan,
+                                 row_terms, streamed)
 from ..numerics.pricing import CostModel
 from ..numerics.profile import CertifiedProfile
 from ..numerics.reuse import prv_of, prvs_of
@@ -191,6 +192,8 @@ class Accountant:
         self._tilt_used: dict[float, dict[str, _Side]] = {}
         self._prvs: dict[str, list] = {}
         self._cap: float | None = None  # loss_cap, worked out once
+        self._live: int | None = None  # _live_rows, counted once
+        self._inf: tuple[float, np.ndarray, np.ndarray] | None = None  # infinite_mass, once
 
     # ------------------------------------------------------------ building
     def has_blatant(self) -> bool:
@@ -276,25 +279,44 @@ class Accountant:
 
     def _order_prvs(self, order: str) -> list:
         """The rows' PRVs in one order, with their counts (made once: the estimate and every
-        build of this accountant share them)."""
-        if order not in self._prvs:
-            self._prvs[order] = _rows_prvs(self.rows, order)
-        return self._prvs[order]
+        build of this accountant share them; made again after ``_let_prvs_go``)."""
+        with self._lock:
+            got = self._prvs.get(order)
+        if got is None:
+            got = _rows_prvs(self.rows, order)
+            with self._lock:
+                got = self._prvs.setdefault(order, got)
+        return got
+
+    def _let_prvs_go(self) -> None:
+        """Forget the rows' PRVs: a streamed composition's rows hold their own PRVs, to be
+        discretised again, and each goes once its row is composed (10^5 discrete Gaussians:
+        about 1.3 kB a PRV, 0.13 GB, which the top of the tree no longer holds). The other
+        order's are forgotten too (made for the loss cap and the infinite mass, they would sit
+        beside this composition). A later build or estimate makes them again (about 25 s at 10^5
+        rows, against minutes of composing); a build under way holds its own until discretised."""
+        with self._lock:
+            self._prvs.clear()
+
+    def _live_rows(self) -> int:
+        """How many rows ``_rows_prvs`` keeps (without making their PRVs)."""
+        if self._live is None:
+            self._live = sum(1 for r in self.rows if r.count > 0 and not r.mechanism.is_trivial())
+        return self._live
 
     def _build(self, order: str, err: float, progress=None, extended: bool = False,
                screen: bool = False) -> _Side:
-        prvs = self._order_prvs(order)
-        if not prvs:
+        if not self._live_rows():
             return _Side(None, {"trivial": True})
-        k_total = sum(k for _, k in prvs)
+        k_total = sum(k for _, k in self._order_prvs(order))
 
         def build(scale: float) -> _Side:
             # in a helper thread when cancellable, so that a cancel returns at once even in the
             # middle of a long numpy call (discretising millions of cells)
-            return interruptible(self._build_at, prvs, order, err, scale, progress, extended,
+            return interruptible(self._build_at, order, err, scale, progress, extended,
                                  cancel=self.cancel, size=INTERRUPTIBLE_SIZE)
         side, scale = coarsened(build, self.eps_error, k_total, err, self.n_max,
-                                SCREEN if screen else 1.0, len(prvs))
+                                SCREEN if screen else 1.0, self._live_rows())
         if screen:
             side.budget["screen"] = True
         else:
@@ -305,13 +327,19 @@ class Accountant:
         with self._lock:  # the two orders may be built in parallel threads
             self.eps_error_used = max(self.eps_error_used, eps_error)
 
-    def _build_at(self, prvs, order: str, err: float, scale: float, progress,
+    def _build_at(self, order: str, err: float, scale: float, progress,
                   extended: bool = False, target: tuple[str, float] | None = None) -> _Side:
+        # (the PRVs are asked for here, not passed in: no caller's frame holds their list, so
+        # that streamed rows' PRVs go as their rows are composed: ``_let_prvs_go``)
+        prvs = self._order_prvs(order)
         plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err, len(prvs))
         if target is None:  # (a tilted composition's window is another distribution's)
             check_fits(prvs, plan, self.n_max)
         discs = discretize_many(prvs, plan, self.n_max, self.cancel,
                                 scaled(progress, 0.0, DISCRETIZE_SHARE))
+        if streamed(discs):
+            self._let_prvs_go()
+        del prvs
         options = dict(cancel=self.cancel, progress=scaled(progress, DISCRETIZE_SHARE, 1.0),
                        n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
         # (what the certificate reads from the rows, worked out now: the rows themselves, their
@@ -327,13 +355,13 @@ class Accountant:
         """One order composed tilted towards ``target`` (tilt.py), at error level ``err``."""
         key = (order, err, target)
         if key not in self._tilted:
-            prvs = self._order_prvs(order)
+            k_total = sum(k for _, k in self._order_prvs(order))
 
             def build(scale: float) -> _Side:
-                return interruptible(self._build_at, prvs, order, err, scale, progress, False, target,
+                return interruptible(self._build_at, order, err, scale, progress, False, target,
                                      cancel=self.cancel, size=INTERRUPTIBLE_SIZE)
-            side, scale = coarsened(build, self.eps_error, sum(k for _, k in prvs), err, self.n_max,
-                                    rows=len(prvs))
+            side, scale = coarsened(build, self.eps_error, k_total, err, self.n_max,
+                                    rows=self._live_rows())
             self._widened_to(scale * self.eps_error)
             self._tilted[key] = side
         return self._tilted[key]
@@ -424,7 +452,16 @@ class Accountant:
     def infinite_mass(self) -> tuple[float, list[tuple[int, float]]]:
         """P(the composed loss is +infinity), the larger over the orders, and each row's share
         (row number from 1, 1 - (1 - p)^count): the delta the rows spend whatever epsilon is
-        (an approximate-DP row's delta, a pmf pair's outcomes that Q never gives)."""
+        (an approximate-DP row's delta, a pmf pair's outcomes that Q never gives). Worked out
+        once: every query asks, and many rows' PRVs may have gone (``_let_prvs_go``)."""
+        if self._inf is None:  # (kept as arrays: 10^5 rows' shares as tuples would be 10 MB)
+            total, shares = self._infinite_mass()
+            self._inf = (total, np.array([i for i, _ in shares], dtype=np.int64),
+                         np.array([p for _, p in shares], dtype=float))
+        total, idx, share = self._inf
+        return total, list(zip(idx.tolist(), share.tolist()))
+
+    def _infinite_mass(self) -> tuple[float, list[tuple[int, float]]]:
         total, shares = 0.0, dict[int, float]()
         # (the PRVs the builds use, made once: past reuse.MAX_PRVS rows a second prvs_of would
         # make every one of them again, 25 s for 10^5 discrete Gaussians)
@@ -489,7 +526,7 @@ class Accountant:
         (``_deciding``'s screen), as it would have been beside it."""
         first = self.orders[0]
         # (its estimate unknown, taken as inf: _epsilon_tilted tilts the highest estimate first)
-        out = [(_Side(None, {"order": first}), (0.0, math.inf, math.inf)) if self._order_prvs(first)
+        out = [(_Side(None, {"order": first}), (0.0, math.inf, math.inf)) if self._live_rows()
                else (_Side(None, {"trivial": True}), (0.0, 0.0, 0.0))]
         for o in self.orders[1:]:
             side = self._side(o, level, progress, False, screen=True)

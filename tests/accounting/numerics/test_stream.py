@@ -284,3 +284,40 @@ def test_summaries_are_let_go_once_the_tilt_is_chosen(monkeypatch):
     with pytest.raises(RuntimeError, match="let go"):
         _ = keep[3][0].blocks
     dense(keep[3][0])  # (made again and checked against its fields, classes included)
+
+
+def test_a_streamed_composition_lets_its_rows_prvs_go(monkeypatch):
+    """Streamed rows hold their own PRVs (to be discretised again): the accountant forgets its
+    list of them and reuse keeps none of a list longer than MAX_PRVS, so each goes as its row is
+    composed and none is alive when the top of the tree is composed (but the modules' own, such
+    as a constant point mass). A later query makes them again, and answers as a fresh accountant
+    does."""
+    import gc
+
+    from prvgui.accounting.pairs.prv import PRV
+
+    def count() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, PRV))
+    monkeypatch.setattr(pipeline, "STREAM_BYTES", 0)
+    monkeypatch.setattr(reuse, "MAX_PRVS", 16)
+    reuse.clear()
+    rows = [Row(m, 1) for m in _mechs(tree.TREE_ALWAYS + 16)]
+    alive: dict[str, list[int]] = {"group": [], "top": []}
+    compose = tree.compose
+
+    def counting(rows_, *args, **kwargs):  # (a group's composition has a window hint, the top none)
+        alive["group" if "window_hint" in kwargs else "top"].append(count())
+        return compose(rows_, *args, **kwargs)
+    before = count()
+    monkeypatch.setattr(tree, "compose", counting)
+    acc = Accountant(rows, 0.01)
+    first = acc.epsilon(1e-6)
+    assert alive["top"] and all(n <= before for n in alive["top"]), (before, alive["top"])
+    assert max(alive["group"]) >= before + tree.TREE_ALWAYS  # (the rows' own PRVs, while they wait)
+    second = acc.epsilon(1e-7)
+    monkeypatch.setattr(tree, "compose", compose)
+    reuse.clear()
+    assert Accountant(rows, 0.01).epsilon(1e-7) == second
+    reuse.clear()
+    assert Accountant(rows, 0.01).epsilon(1e-6) == first
