@@ -193,10 +193,14 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     # composed with the one waiting); the rows come narrowest first
     pending: list[list[tuple[DiscretePRV, int]]] = [[]]
     arrived = [0]  # (rows arrived at each level since its last row went up)
-    order = sorted(range(len(rows)), key=[cells(d) for d, _ in rows].__getitem__)
+    # (the order as an array, not a list of ints: made after the rows, 10^5 int objects would sit
+    # in the small-object arenas among the rows' own and keep every arena from going back as the
+    # rows are let go: at 10^5 discrete Gaussians 202 arenas, 0.21 GB, held 57 MB of objects)
+    order = np.argsort(np.fromiter((cells(d) for d, _ in rows), dtype=np.int64, count=len(rows)),
+                       kind="stable")
     waiting: list[tuple[Row, int] | None] = list(rows)
     del rows  # (consume: ``waiting`` holds each row only until it joins its group)
-    for i in order:
+    for i in map(int, order):
         r = waiting[i]
         if consume:
             waiting[i] = None
