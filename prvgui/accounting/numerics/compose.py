@@ -218,6 +218,22 @@ def row_spectra(rows: Sequence[DiscretePRV], n: int) -> list[tuple[np.ndarray, i
     return [(specs[i], b) for i, b in enumerate(bases)]
 
 
+#: scipy.fft keeps the plans (twiddle factors, a few bytes a point) of the last lengths it
+#: transformed, 16 per kind of transform in SciPy 1.11 to 1.17, with no public way to let them go;
+#: transforms of this many tiny lengths push every one of them out (``release_fft_plans``)
+PLAN_FLUSH = 64
+
+
+def release_fft_plans() -> None:
+    """Let go of the plans scipy.fft keeps for ``row_spectra``'s lengths, by transforming
+    PLAN_FLUSH tiny lengths (about half a millisecond): a tree of many groups leaves its last 16
+    lengths' plans, up to 2^20 points each, held to the end (10^5 discrete Gaussians: 0.2 GB
+    at the tree's top, whose transforms are NumPy's). A plan made again is the same plan: the
+    transforms' values do not change."""
+    for k in range(2, 2 + PLAN_FLUSH):
+        scipy_fft.rfft(np.zeros(k))
+
+
 #: power() works through the spectrum this many coefficients at a time (progress, cancel)
 POWER_CHUNK = 1 << 20
 

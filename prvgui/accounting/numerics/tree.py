@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .compose import Composed, compose, inf_mass_of, prepared_row
+from .compose import Composed, compose, inf_mass_of, prepared_row, release_fft_plans
 from .discretize import DiscretePRV
 from .heap import give_back
 from .packed import LazyRow, Row, cells, dense, pack
@@ -225,6 +225,7 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     left = [r for lv in pending for r in lv]
     if consume:  # (then ``left`` alone holds the top's rows, and compose lets each go once transformed)
         pending.clear()
+    release_fft_plans()  # (the groups' lengths' plans: the top's transforms are longer)
     if fold_from is not None:
         give_back(force=True)
     top = compose(left, 0.5 * window_mass, cancel=cancel, consume=consume,

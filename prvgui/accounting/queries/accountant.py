@@ -288,15 +288,22 @@ class Accountant:
                 got = self._prvs.setdefault(order, got)
         return got
 
-    def _let_prvs_go(self) -> None:
-        """Forget the rows' PRVs: a streamed composition's rows hold their own PRVs, to be
+    def _let_prvs_go(self, order: str) -> None:
+        """Forget ``order``'s PRVs: a streamed composition's rows hold their own PRVs, to be
         discretised again, and each goes once its row is composed (10^5 discrete Gaussians:
-        about 1.3 kB a PRV, 0.13 GB, which the top of the tree no longer holds). The other
-        order's are forgotten too (made for the loss cap and the infinite mass, they would sit
-        beside this composition). A later build or estimate makes them again (about 25 s at 10^5
-        rows, against minutes of composing); a build under way holds its own until discretised."""
+        about 1.3 kB a PRV, 0.13 GB, which the top of the tree no longer holds). When the orders
+        are built one after the other (SERIAL_ROWS), the other order's are forgotten too (made
+        for the loss cap and the infinite mass, they would sit beside this composition; side by
+        side, the other build may be about to take them). A later build or estimate makes them
+        again (about 25 s at 10^5 rows, against minutes of composing); a build under way holds
+        its own until discretised."""
+        self.loss_cap()  # (both read every row's PRV: worked out first, and kept)
+        self.infinite_mass()
         with self._lock:
-            self._prvs.clear()
+            if self._live_rows() >= SERIAL_ROWS:
+                self._prvs.clear()
+            else:
+                self._prvs.pop(order, None)
 
     def _live_rows(self) -> int:
         """How many rows ``_rows_prvs`` keeps (without making their PRVs)."""
@@ -338,7 +345,7 @@ class Accountant:
         discs = discretize_many(prvs, plan, self.n_max, self.cancel,
                                 scaled(progress, 0.0, DISCRETIZE_SHARE))
         if streamed(discs):
-            self._let_prvs_go()
+            self._let_prvs_go(order)
         del prvs
         options = dict(cancel=self.cancel, progress=scaled(progress, DISCRETIZE_SHARE, 1.0),
                        n_max=self.n_max, agg_max=plan.agg_max, extended=extended)

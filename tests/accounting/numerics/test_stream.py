@@ -308,11 +308,25 @@ def test_a_streamed_composition_lets_its_rows_prvs_go(monkeypatch):
 
     def counting(rows_, *args, **kwargs):  # (a group's composition has a window hint, the top none)
         alive["group" if "window_hint" in kwargs else "top"].append(count())
+        events.append("composed")
         return compose(rows_, *args, **kwargs)
+    from prvgui.accounting.queries import accountant
+    made: list[str] = []
+    rows_prvs = accountant._rows_prvs
+
+    def making(rows_, order):
+        made.append(order)
+        events.append("made")
+        return rows_prvs(rows_, order)
+    events: list[str] = []
     before = count()
     monkeypatch.setattr(tree, "compose", counting)
+    monkeypatch.setattr(accountant, "_rows_prvs", making)
     acc = Accountant(rows, 0.01)
     first = acc.epsilon(1e-6)
+    # (the loss cap and the infinite mass are worked out before the PRVs go: none is made again
+    # once the last composition is done, for the cap that the answer is capped by)
+    assert events[-1] == "composed" and set(made) == set(acc.orders), (events[-5:], made)
     assert alive["top"] and all(n <= before for n in alive["top"]), (before, alive["top"])
     assert max(alive["group"]) >= before + tree.TREE_ALWAYS  # (the rows' own PRVs, while they wait)
     second = acc.epsilon(1e-7)
