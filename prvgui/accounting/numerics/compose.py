@@ -526,6 +526,8 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
         if progress is not None:
             progress((i + f) / parts)
     batch: list[tuple[np.ndarray, int]] = []
+    if n > BATCH_N:  # (NumPy's long transforms: not beside scipy's plans of the groups' lengths)
+        release_fft_plans()
     if consume and n > BATCH_N:
         # widest first: a row is let go once transformed, so the rows still held shrink fastest
         # (with the product's spectrum beside them from the second row on)

@@ -320,6 +320,13 @@ def test_the_groups_fft_plans_go_before_the_top_and_change_nothing(monkeypatch):
     got = tree.compose_many(made, 1e-12)
     assert events == ["group", "group", "release", "top"]
     assert np.array_equal(got.pmf, want.pmf) and got.err_abs == want.err_abs
+    # a composition past BATCH_N (NumPy's long transforms, one row at a time) lets them go first
+    flushed: list[int] = []
+    monkeypatch.setattr(C, "release_fft_plans", lambda: flushed.append(1))
+    monkeypatch.setattr(C, "BATCH_N", 1 << 10)
+    rows = [(d, k) for d, k in _rows([(m, 1) for m in mechs[:3]], h, 3)]
+    C.compose(rows, 1e-12)
+    assert flushed == [1]
 
 
 def test_many_rows_let_their_tables_go_and_make_them_again_the_same(monkeypatch):
