@@ -220,3 +220,53 @@ def test_a_row_of_two_atoms_is_summed_directly_on_the_band():
     x, base, err = cmp.band_dft(d, 432000, 940)
     spec, base_fft = row_spectrum(d, 432000)
     assert base == base_fft and np.all(np.abs(x - spec[:940]) <= err + 1e-15)
+
+
+def _log_prod_at_top(rows):
+    """band._tv_band's log product at s = 1 (the highest frequency), from the rows' _tv."""
+    from prvgui.accounting.numerics.band import _log_bound, _tv
+    return sum(k * _log_bound(_tv(d), 1.0) for d, k in rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3000), st.floats(0.3, 400.0), st.integers(1, 40),
+                          st.sampled_from(["bell", "comb", "flat", "spike"])), min_size=1, max_size=20),
+       st.integers(0, 2 ** 31))
+def test_the_floor_screen_fires_only_where_the_tv_bounds_stay_above_the_floor(shapes, seed):
+    """band._stays_above_floor says True only where every row's total-variation bound keeps
+    the product above e^LOG_FLOOR at s = 1 (so tv_band gives None there either way): rows of
+    every shape, smooth wide bells (where the bound is smallest) among them."""
+    from prvgui.accounting.numerics.band import LOG_FLOOR, _stays_above_floor
+    from prvgui.accounting.numerics.discretize import DiscretePRV
+    rng = np.random.default_rng(seed)
+    rows = []
+    for width, spread, k, shape in shapes:
+        j = np.arange(width, dtype=float)
+        if shape == "bell":
+            p = np.exp(-0.5 * ((j - width / 2) / spread) ** 2)
+        elif shape == "comb":
+            p = np.where(np.arange(width) % 3 == 0, rng.random(width), 0.0)
+        elif shape == "flat":
+            p = np.ones(width)
+        else:
+            p = np.zeros(width)
+            p[rng.integers(width)] = 1.0
+        if not p.sum() > 0:
+            continue
+        rows.append((DiscretePRV(p / p.sum(), 0, 1e-3, 0.0, 0.0, 0.0, 0.0), k))
+    assume(rows)
+    if _stays_above_floor(rows):
+        assert _log_prod_at_top(rows) > LOG_FLOOR
+
+
+def test_the_floor_screen_fires_on_a_group_of_discrete_gaussians():
+    """The case it is for: a tree's group of 16 discrete Gaussians on the mesh of 10^4 of them
+    (their lattice fills about one cell in one, so the bounds stay near 1), where tv_band
+    then gives None as before."""
+    from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+    from prvgui.accounting.numerics.band import _stays_above_floor, tv_band
+    h = 1.9e-5
+    rows = [(discretize(DiscreteGaussian(s).prv(), h, 1e-21), 1) for s in np.linspace(50, 200, 16)]
+    assert _stays_above_floor(rows)
+    assert tv_band(rows, 1 << 16) is None
+    assert _log_prod_at_top(rows) > -700.0
