@@ -237,6 +237,50 @@ class _Loss:
         w = exp_neg_quotient(y * y, 2.0 * self.v_hi, 2.0 * self.v_lo)
         return np.where(y <= self.big_j, w / self.z, 0.0)
 
+    @staticmethod
+    def stack(losses: "Sequence[_Loss]") -> "_Stack":
+        """Many rows' tail sums side by side (numerics/lattice_batch.py)."""
+        return _Stack(losses)
+
+
+class _Stack:
+    """The cdf and sf of many discrete Gaussians' loss lattices (``_Loss``), each at its own
+    points, in one pass: the near tail sums of all of them in one array. Row ``r``'s values are
+    the ones its own ``cdf`` and ``sf`` give (the same lookups and the same quotient) wherever
+    every point that row asks for is within its near sums; ``far`` marks the points that are
+    not (the row's own functions then read its whole table)."""
+
+    def __init__(self, losses: "Sequence[_Loss]") -> None:
+        nears = [loss.near() for loss in losses]
+        self.table = np.concatenate(nears)
+        sizes = np.fromiter((a.size for a in nears), dtype=np.int64, count=len(nears))
+        self.offset = np.cumsum(sizes) - sizes
+        self.m_near = np.fromiter((loss.m_near for loss in losses), dtype=np.int64, count=len(nears))
+        self.cap = np.fromiter((loss.big_j + 1 for loss in losses), dtype=np.int64, count=len(nears))
+        self.z = np.fromiter((loss.z for loss in losses), dtype=float, count=len(nears))
+        self.sizes, self.nears = sizes, nears
+
+    def cut(self, taus: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_Loss.cut`` of each row (``taus``: one row of tail masses per loss), as (lo, hi, ok)
+        arrays of that shape, each row's the same search on the same keys as its own; ``ok`` is
+        False also where its own cut would read its whole table."""
+        m = np.empty(taus.shape, dtype=np.int64)
+        for r, near in enumerate(self.nears):
+            m[r] = np.searchsorted(-(near / self.z[r]), -taus[r], side="left")
+        ok = (m >= 1) & (m <= self.cap[:, None]) & (taus <= 0.5) & (m < self.sizes[:, None])
+        return -m, m - 1, ok
+
+    def cdf_sf(self, counts: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(cdf, sf, far) at lattice indices ``y``: the first ``counts[0]`` points the first
+        loss's, the next ``counts[1]`` the second's, and so on. One lookup serves both, as
+        ``_Loss.cdf`` and ``_Loss.sf`` read the same sum: S_|y| below 0, S_{y + 1} from 0 up."""
+        below = y < 0
+        m = np.minimum(np.where(below, -y, y + 1), np.repeat(self.cap, counts))
+        near = np.repeat(self.m_near, counts)
+        v = self.table[np.repeat(self.offset, counts) + np.minimum(m, near)] / np.repeat(self.z, counts)
+        w = 1.0 - v
+        return np.where(below, v, w), np.where(below, w, v), m > near
+
 
 def discrete_gaussian_lattice(sigma: float, sensitivity: int, near_table: tuple[_Table, int] | None = None
                               ) -> tuple[Lattice, _Table]:

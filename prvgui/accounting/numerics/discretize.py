@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import chain
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -387,7 +387,39 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         idx, where = np.unique(idx, return_inverse=True)
         mass = np.bincount(where, weights=mass, minlength=idx.size)
     keep = mass > 0
-    idx, mass = idx[keep], mass[keep]
+    return assemble(prv, h, max_cells, coarse, idx[keep], mass[keep],
+                    CellStats(moment_cut, moment_cut_err, cut, coarse_mass, fine_cells, sf_split, edge_max,
+                              spread, half_mean, by_width, w_max))
+
+
+class CellStats(NamedTuple):
+    """What ``assemble`` reads of a row's cells besides their indices and masses (the
+    continuous part's, its atoms' added): the cut tails' first moment and its error, their
+    mass, the coarse cells' mass, the single-width cells' grid indices [lo, hi) (None: no wide
+    cell with mass), the continuous part's mass right of the split, the largest |edge|, the sums
+    of p_j (w_j / 2)^2 (non-coarse) and p_j w_j / 2, the mass by width of cell, the widest
+    non-coarse cell."""
+
+    moment_cut: float
+    moment_cut_err: float
+    cut: float
+    coarse_mass: float
+    fine_cells: tuple[int, int] | None
+    sf_split: float
+    edge_max: float
+    spread: float
+    half_mean: float
+    by_width: np.ndarray
+    w_max: int
+
+
+def assemble(prv: PRV, h: float, max_cells: int, coarse: tuple[float, int], idx: np.ndarray,
+             mass: np.ndarray, st: CellStats) -> tuple[DiscretePRV, np.ndarray, np.ndarray, int]:
+    """``discretize_cells``'s answer from the grid indices of the cells with mass, in order, their
+    masses and the cells' ``CellStats``: the masses normalised, the shift to the true mean, and
+    the certificate's fields (shared by lattice_batch.py, which works the cells out for many
+    rows at once: the same operations on the same numbers, so the same bits)."""
+    c = prv.cont
     if not idx.size:
         raise ArithmeticError("discretised PRV has no mass; the mechanism is degenerate")
     start, size = int(idx[0]), int(idx[-1] - idx[0]) + 1
@@ -395,35 +427,36 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         raise GridTooLarge(size + 2, max_cells, size * h)
     nz = idx - start
     kept = float(mass.sum())
-    mass /= kept
-    idx_mean = float(np.sum(mass * nz))
+    mass = mass / kept  # (a new array: ``mass`` may be a view of many rows' masses)
+    idx_mean = float((mass * nz).sum())  # (the method: np.sum's own sum, without its wrapper)
     disc_mean = (start + idx_mean) * h
-    true_mean = (prv.mean - moment_cut) / kept
+    true_mean = (prv.mean - st.moment_cut) / kept
     shift = true_mean - disc_mean
     # the computed cdf at an edge is that of a point within a few ulps of it (the PRV's
     # inverse of the loss): cells move by at most that much, which widens D's range
-    bias = ((prv.mean_err + moment_cut_err) / kept
-            + 8 * _ULP * (abs(true_mean) + h * (abs(start) + size)) + 64 * _ULP * (1.0 + edge_max))
-    r = coarse[1] if coarse_mass > 0 else 1
-    coarse_prob = coarse_mass / kept
+    bias = ((prv.mean_err + st.moment_cut_err) / kept
+            + 8 * _ULP * (abs(true_mean) + h * (abs(start) + size)) + 64 * _ULP * (1.0 + st.edge_max))
+    r = coarse[1] if st.coarse_mass > 0 else 1
+    coarse_prob = st.coarse_mass / kept
     # |s| = |E[Y~ - s - Y^L]| <= E[w_J / 2]: the cells' mean half-width
-    if not abs(shift) <= max(0.5 * h, half_mean / kept) * (1 + 1e-6) + bias:
+    if not abs(shift) <= max(0.5 * h, st.half_mean / kept) * (1 + 1e-6) + bias:
         raise ArithmeticError(
             f"the discretised PRV's mean is off by {shift:.3g} (mesh {h:.3g}); the mechanism's "
             "mean could not be computed accurately enough for these parameters")
-    tail_prob = cut / fin
-    widen = 1 + 128 * _ULP * (1.0 + edge_max) / h
+    tail_prob = st.cut / prv.finite_mass
+    widen = 1 + 128 * _ULP * (1.0 + st.edge_max) / h
+    by_width = st.by_width
     classes = tuple((0.5 * int(w) * h * widen, float(by_width[w]) / kept * (1 + 1e-12))
                     for w in np.flatnonzero(by_width > 0))
     fine = sparse = None
-    if fine_cells is not None:
-        fine = (max(0, fine_cells[0] - start), min(size, fine_cells[1] - start))
+    if st.fine_cells is not None:
+        fine = (max(0, st.fine_cells[0] - start), min(size, st.fine_cells[1] - start))
         sparse = nz[(nz < fine[0]) | (nz >= fine[1])]
     stub = DiscretePRV(_EMPTY, start, h, shift, prv.inf_mass, tail_prob, bias, coarse_prob,
                        r * h / 2 if coarse_prob > 0 else 0.0, fine, sparse, int(round(idx_mean)),
-                       mass_rounding(sf_split / c.mass if c is not None and c.mass > 0 else math.inf,
+                       mass_rounding(st.sf_split / c.mass if c is not None and c.mass > 0 else math.inf,
                                      size, bool(prv.atoms)),
-                       spread / kept * (1 + 1e-12) * widen ** 2, w_max * h, classes)
+                       st.spread / kept * (1 + 1e-12) * widen ** 2, st.w_max * h, classes)
     return stub, nz, mass, size
 
 
@@ -629,9 +662,28 @@ def _edges(c: "Tails | LatticeTails", h: float, j_lo: int, j_hi: int, tau: float
     r_i cells at a time beyond the points where the tails hold p_i / 2 (``tiers`` and then
     ``coarse``, each (p, r) with odd r, r increasing and p decreasing). A cell r_i wide lies
     wholly beyond tier i's point on its side."""
+    pieces = edge_pieces(c, h, j_lo, j_hi, tau, coarse, tiers)
+    if len(pieces) == 1:
+        return np.arange(j_lo, j_hi + 2)
+    return np.concatenate([first + step * np.arange(n) for first, step, n in pieces])
+
+
+class Cuts(Protocol):
+    """What ``edge_pieces`` reads of a row's tails: the cut point of each tail mass (Tails,
+    LatticeTails, lattice_batch's cut points read together)."""
+
+    def cuts(self, upper: bool, taus: Sequence[float]) -> list[float]: ...
+
+
+def edge_pieces(c: Cuts, h: float, j_lo: int, j_hi: int, tau: float,
+                coarse: tuple[float, int], tiers: tuple[tuple[float, int], ...] = ()
+                ) -> list[tuple[int, int, int]]:
+    """``_edges``'s cell indices as runs (first, step, count), in order: a run of each tier's
+    cells on the left, the single cells, a run of each tier's cells on the right (runs may be
+    empty)."""
     use = [(p, r) for p, r in (*tiers, coarse) if r >= 3 and p / 2 > tau]
     if not use:
-        return np.arange(j_lo, j_hi + 2)
+        return [(j_lo, 1, j_hi + 2 - j_lo)]
     # fine cells from j_a[0] to j_b[0]; tier i beyond j_a[i] and j_b[i]
     j_a: list[int] = []
     j_b: list[int] = []
@@ -647,7 +699,7 @@ def _edges(c: "Tails | LatticeTails", h: float, j_lo: int, j_hi: int, tau: float
         stop = max(j_a[i + 1] if i + 1 < len(use) else j_lo, j_lo)
         r = _within(r, e - j_lo)
         n = -(-(e - stop) // r) if e > stop else 0
-        left.append(e - r * np.arange(n, 0, -1))
+        left.append((e - r * n, r, n))  # (e - r n, ..., e - r)
         e -= n * r
         if e <= j_lo:
             break
@@ -656,8 +708,8 @@ def _edges(c: "Tails | LatticeTails", h: float, j_lo: int, j_hi: int, tau: float
         stop = min(j_b[i + 1] + 1 if i + 1 < len(use) else j_hi + 1, j_hi + 1)
         r = _within(r, j_hi + 1 - e)
         n = -(-(stop - e) // r) if stop > e else 0
-        right.append(e + r * np.arange(1, n + 1))
+        right.append((e + r, r, n))  # (e + r, ..., e + r n)
         e += n * r
         if e >= j_hi + 1:
             break
-    return np.concatenate([*left[::-1], np.arange(j_a[0], j_b[0] + 2), *right])
+    return [*left[::-1], (j_a[0], 1, j_b[0] + 2 - j_a[0]), *right]

@@ -163,6 +163,12 @@ def _packed(d: DiscretePRV, nz: np.ndarray, mass: np.ndarray, size: int) -> Disc
     return PackedRow(d if d.pmf.size == 0 else d.with_pmf(_EMPTY), nz.astype(np.int32) if size < 2 ** 31 else nz, mass, size)
 
 
+def from_cells(d: DiscretePRV, nz: np.ndarray, mass: np.ndarray, size: int) -> DiscretePRV | PackedRow:
+    """The row of discretize_cells' answer (its fields, the nonzero cells' indices and masses,
+    its number of cells), packed as ``discretize_packed`` packs it."""
+    return _packed(d, nz, mass, size)
+
+
 def pack(d: DiscretePRV) -> DiscretePRV | PackedRow:
     """The row packed when at most PACK_DENSITY of its cells hold mass, else itself."""
     nz = np.flatnonzero(d.pmf)

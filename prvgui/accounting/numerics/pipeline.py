@@ -50,7 +50,8 @@ from .discretize import COARSE_SHARE, DiscretePRV, bennett_g, coarse_plan, coupl
 from .profile import CertifiedProfile
 from .heap import give_back
 from ..pairs.prv import PRV
-from .packed import LazyRow, PackedRow, Row, Store, discretize_packed, lazy, stub
+from .packed import LazyRow, PackedRow, Row, Store, discretize_packed, from_cells, lazy, stub
+from .lattice_batch import BATCH_ROWS, discretize_cells_many
 from . import reuse
 from .reuse import discretized, table_bytes
 from .tree import TREE_ALWAYS, TREE_MIN, band_counts
@@ -293,11 +294,25 @@ def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[
     out: list[tuple[Row, int]] = []
     held, streaming = 0, False
     how, stores = (plan.h, n_max, plan.coarse, plan.tiers, let_go), (Store(), Store())
+    batched = make is discretize_packed  # (lattice rows BATCH_ROWS at a time: lattice_batch.py)
+    ahead: dict = {}
     for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(prvs)))
-        d = make(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers)
+        if batched and i % BATCH_ROWS == 0:
+            chunk = [p for p, _ in prvs[i:i + BATCH_ROWS]]
+            got = discretize_cells_many(chunk, plan.h, [plan.tau(p) for p in chunk], n_max, plan.coarse,
+                                        plan.tiers)
+            ahead = {i + j: g for j, g in enumerate(got) if g is not None}
+        made = ahead.pop(i, None)
+        d: Row
+        if made is not None:  # (the same cells and fields as discretize_packed's)
+            d = from_cells(*made)
+            if part is not None:
+                part(1.0)
+        else:
+            d = make(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers)
         release = getattr(getattr(prv, "lattice", None), "release", None) if let_go else None
         if release is not None:
             release()

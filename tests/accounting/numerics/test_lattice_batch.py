@@ -1,0 +1,113 @@
+"""Many lattice rows discretised together (lattice_batch.py) give each row exactly what
+discretize_cells gives it alone: every field, every cell index and mass, bit for bit (a streamed
+row made again alone must be the row the certificate was given), on the plans many rows get
+(tiers by class, coarse tails, none), and rows the batch cannot take are left to discretize_cells."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prvgui.accounting import Accountant, Gaussian, Row
+from prvgui.accounting.core.errors import GridTooLarge
+from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+from prvgui.accounting.kinds.discrete_laplace import DiscreteLaplace
+from prvgui.accounting.numerics import pipeline
+from prvgui.accounting.numerics.discretize import discretize_cells
+from prvgui.accounting.numerics.lattice_batch import discretize_cells_many, stackable
+
+
+def _same(a, b) -> bool:
+    """The same value to the bit (arrays: dtype, shape, values and signs of zeros)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        if a.dtype.kind == "f":
+            return bool(np.array_equal(a.view(np.uint64), b.view(np.uint64)))
+        return bool(np.array_equal(a, b))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return math.copysign(1.0, a) == math.copysign(1.0, b) and (a == b or (a != a and b != b))
+    return type(a) is type(b) and a == b
+
+
+def _check(prvs, h, taus, max_cells, coarse, tiers):
+    got = discretize_cells_many(prvs, h, taus, max_cells, coarse, tiers)
+    taken = 0
+    for prv, tau, g in zip(prvs, taus, got):
+        if g is None:
+            continue
+        taken += 1
+        ref = discretize_cells(prv, h, tau, max_cells, coarse, None, tiers)
+        for field in ref[0].__dataclass_fields__:
+            assert _same(getattr(g[0], field), getattr(ref[0], field)), field
+        for x, y in zip(g[1:], ref[1:]):
+            assert _same(x, y)
+    return got, taken
+
+
+def _plan(rows: int, delta: float = 1e-10):
+    return pipeline.make_plan(0.01, 1.0, rows, 0.1 * delta, rows)
+
+
+@pytest.mark.parametrize("rows", [300, 2000, 10 ** 4, 10 ** 5])
+def test_many_discrete_gaussians_are_each_the_row_discretised_alone(rows):
+    plan = _plan(rows)
+    rng = np.random.default_rng(rows)
+    prvs = [DiscreteGaussian(float(s), int(d)).prv() for s, d in
+            zip(rng.uniform(0.5, 400.0, 150), rng.integers(1, 4, 150))]
+    got, taken = _check(prvs, plan.h, [plan.tau(p) for p in prvs], 2 ** 26, plan.coarse, plan.tiers)
+    assert taken >= 140  # (the batch takes nearly all of them: else it is no faster)
+
+
+@pytest.mark.parametrize("coarse,tiers", [((0.0, 1), ()), ((1e-6, 7), ()), ((1e-5, 9), ((1e-3, 3),))])
+def test_other_plans_give_the_same_rows(coarse, tiers):
+    prvs = [DiscreteGaussian(s).prv() for s in (0.8, 3.0, 17.5, 60.0, 125.0, 900.0)]
+    for h in (1e-2, 1e-3, 2e-5):
+        for tau in (1e-6, 1e-12, 1e-21):
+            _check(prvs, h, [tau] * len(prvs), 2 ** 26, coarse, tiers)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(0.3, 2000.0), min_size=1, max_size=12), st.floats(1e-6, 1e-1),
+       st.sampled_from([1e-8, 1e-15, 1e-25, 1e-40]), st.integers(1, 3))
+def test_any_sigmas_mesh_and_cut(sigmas, h, tau, sens):
+    prvs = [DiscreteGaussian(s, sens).prv() for s in sigmas]
+    try:
+        _check(prvs, h, [tau] * len(prvs), 2 ** 22, (0.0, 1), ((1e-4, 3), (1e-7, 9)))
+    except GridTooLarge:
+        pass  # (from discretize_cells on a row the batch left alone: the same refusal)
+
+
+def test_rows_it_cannot_take_are_left_alone():
+    """Another kind (no stacked tables), a tail cut past the near sums (the whole table) and a
+    grid too large each get None: discretize_cells then does what it does for them."""
+    dg = DiscreteGaussian(40.0).prv()
+    others = [Gaussian(2.0).prv(), DiscreteLaplace(0.5).prv()]
+    assert stackable(dg) and not any(stackable(p) for p in others)
+    got = discretize_cells_many([others[0], dg, others[1]], 1e-3, [1e-10] * 3, 2 ** 26, (0.0, 1), ())
+    assert got[0] is None and got[2] is None and got[1] is not None
+    far = discretize_cells_many([dg], 1e-3, [1e-300], 2 ** 26, (0.0, 1), ())
+    assert far == [None]
+    with pytest.raises(GridTooLarge):
+        discretize_cells(dg, 1e-9, 1e-10, 2 ** 10)
+    assert discretize_cells_many([dg], 1e-9, [1e-10], 2 ** 10, (0.0, 1), ()) == [None]
+
+
+def test_an_accountant_answers_the_same_with_and_without_the_batch(monkeypatch):
+    """Through the whole pipeline (discretize_many, the tree, the certificate): the same bracket
+    to the bit, streamed or not (a streamed row is made again alone and checked against the
+    fields it was first given)."""
+    rng = np.random.default_rng(5)
+    rows = [Row(DiscreteGaussian(float(s)), 1) for s in rng.uniform(20.0, 200.0, 400)]
+    with_batch = Accountant(rows, 0.05).epsilon(1e-8)
+    monkeypatch.setattr(pipeline, "discretize_cells_many", lambda chunk, *a: [None] * len(chunk))
+    alone = Accountant(rows, 0.05).epsilon(1e-8)
+    assert (with_batch.lower, with_batch.estimate, with_batch.upper) == (alone.lower, alone.estimate, alone.upper)
+    monkeypatch.undo()
+    monkeypatch.setattr(pipeline, "STREAM_BYTES", 1)  # (every row streamed: made again alone)
+    streamed = Accountant(rows, 0.05).epsilon(1e-8)
+    assert (streamed.lower, streamed.upper) == (with_batch.lower, with_batch.upper)
