@@ -103,6 +103,11 @@ SWEEP_FFT_BYTES = 64
 #: for lambda (a few passes over the cells), the tilting and the reading back (measured 110 to
 #: 220 ns on DP-SGD rows of 0.2M to 3.2M nonzero cells)
 TILT_CELL_S = 200e-9
+#: the same for many rows in groups (pricing_many.py), whose lambda is steered by the rows' block
+#: summaries, not their cells: each row's tilting alone, its per-row work included (measured
+#: 2026-11-29: 50 ns a nonzero cell at 10^4 discrete Gaussians of about 1000, 25 ns at 1000
+#: DP-SGD steps of about 2700)
+TILT_MANY_CELL_S = 50e-9
 #: the coarse discretisation behind the estimate: cells of the widest row; the band test's
 #: grid over the window (a finer one when that finds no band)
 COARSE_CELLS, BAND_GRIDS = 4096, (1 << 13, 1 << 15)
@@ -394,7 +399,7 @@ class CostModel:
             copies = sum(min(PACKED_BYTES * r.nonzero(plan), 8.0 * r.cells(plan.h)) for r in pic.rows)
         else:
             copies = 8.0 * sum(r.cells(plan.h) for r in pic.rows)
-        work = TILT_CELL_S * pic.weight * sum(r.nonzero(plan) for r in pic.rows)
+        work = (TILT_MANY_CELL_S if pic.many else TILT_CELL_S) * pic.weight * sum(r.nonzero(plan) for r in pic.rows)
         return replace(est, seconds=passes * (est.seconds + work), bytes=est.bytes + copies)
 
     def _chernoff(self, order: str, delta: float) -> tuple[float | None, tuple | None]:

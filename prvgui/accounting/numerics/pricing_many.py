@@ -23,9 +23,14 @@ row would cost about as much as the work. What the sample gives:
 
 Calibration (development machine, 2 shared cores, numpy's pocketfft; ``python
 benchmarks/bench_many.py`` prints the estimate beside the measured time, within 0.79 to 2.65
-times it and 0.64 to 1.5 times the memory in the run of 2026-11-27): per row, the window's
+times it and 0.64 to 1.5 times the memory in the run of 2026-11-27; ROW_S, GROUP_POINT_S and
+LATTICE_EDGE_S, and pricing.TILT_MANY_CELL_S, measured again on 2026-11-29 after the lattice
+batch, the band screen and a row drawn once being its own spectrum, to which the estimates had
+not followed: 10^4 distinct discrete Gaussians at delta 1e-10 were priced at 18.9 s and took
+6.5): per row, the window's
 cumulants and a group's bookkeeping about ROW_S; per grid point and row of a group
-GROUP_POINT_S, of the top TOP_POINT_S; a power GROUP_POWER_S per coefficient.
+GROUP_POINT_S, of the top TOP_POINT_S; a power GROUP_POWER_S per coefficient; a lattice row
+discretised with others LATTICE_EDGE_S per cell edge.
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ from typing import Sequence
 import numpy as np
 
 from .compose import BATCH_N, BATCH_ROWS, fft_len
+from .lattice_batch import stackable
 from . import pipeline
 from ..core.errors import GridTooLarge
 from .tree import FAN_IN, FOLD_FROM, TREE_ALWAYS, band_counts
@@ -45,8 +51,12 @@ SAMPLE_ROWS = 64
 #: seconds per row beside its cells: its group's window (cumulants on window.ONCE_BLOCKS
 #: blocks), packing and unpacking, its share of a group's composition and read-out (measured on
 #: 10^4 distinct discrete Gaussians: 0.08 ms the window from a warm start, 0.05 the read-out,
-#: 0.04 the band test, 0.03 unpacking, 0.02 the row's group as a row, the rest bookkeeping)
-ROW_S = 0.25e-3
+#: 0.03 unpacking, 0.02 the row's group as a row, the rest bookkeeping; the band test, 0.04,
+#: is now screened out in 0.005: band._stays_above_floor)
+ROW_S = 0.2e-3
+#: seconds per cell edge of a lattice row discretised with others (lattice_batch.py), all its
+#: work included (10^4 discrete Gaussians at delta 1e-10: 2.0 s for 3.3 x 10^7 edges)
+LATTICE_EDGE_S = 60e-9
 #: bytes per nonzero cell of a packed row (an int32 index and a float64 mass)
 PACKED_BYTES = 12
 #: bytes a streamed row holds (packed.LazyRow: its certificate fields, about 1 kB, and in its
@@ -55,10 +65,12 @@ PACKED_BYTES = 12
 #: allocators keep (10^5 discrete Gaussians: pymalloc's arenas 304 MB for 184 MB of objects)
 LAZY_ROW_BYTES = 3500
 #: seconds per point of a group's window and row: a short transform (tens of thousands of
-#: points: 10 to 12 ns a point against the long ones' 30 to 50), the product, the group's share
-#: of its inverse transform (measured: 1000 distinct DP-SGD steps, groups of 65k points: 1.8 s);
-#: the levels above the first cost about a third as much again (LEVELS: 1 + 1/4 + 1/16 ...)
-GROUP_POINT_S, LEVELS = 14e-9, 4.0 / 3.0
+#: points, eight rows a call on every core), the product, the group's share of its inverse
+#: transform; the levels above the first cost about a third as much again (LEVELS: 1 + 1/4 +
+#: 1/16 ...). Measured 2026-11-29 (a row drawn once is its own spectrum; 2 cores): 5.6 ns at 10^4
+#: distinct discrete Gaussians (groups of 16k to 64k points), 4 to 5.3 ns at 1000 distinct
+#: DP-SGD steps (14 ns before those changes)
+GROUP_POINT_S, LEVELS = 6e-9, 4.0 / 3.0
 #: seconds per coefficient of a power X^k, k > 1 (compose.power; measured 58 to 79 ns at 2e4 to
 #: 1e6 coefficients)
 GROUP_POWER_S = 75e-9
@@ -113,7 +125,9 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
     share = (plan.e_w if mass is None else mass) / (2 * max(1, live // FAN_IN))
     group = fft_len(math.ceil(group_width(rows, counts, share, weight) / h) + 3, h, 0.0)
     long_ = 7.0 if extended else 1.0
-    seconds = weight * sum(disc_edge_s * e + disc_cell_s * c for e, c in zip(edges, cells))
+    # (lattice rows discretised together: lattice_batch.py; the others one at a time)
+    seconds = weight * sum(LATTICE_EDGE_S * e if stackable(r.prv) else disc_edge_s * e + disc_cell_s * c
+                           for r, e, c in zip(rows, edges, cells))
     seconds += live * ROW_S
     # the first level, and the levels above: each holds 1 / FAN_IN of the rows on windows about
     # sqrt(FAN_IN) times as long (LEVELS); a row drawn more than once is raised to its count on

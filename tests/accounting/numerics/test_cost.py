@@ -387,3 +387,19 @@ def test_the_tops_rows_are_priced_by_their_leaves():
     assert top_cells(3 * FAN_IN ** 2, None, group, n) == pytest.approx(3 * group * 4)
     assert top_cells(3 * FAN_IN ** 2, None, group, 2500) == 3 * 2500  # (at most the window each)
     assert top_cells(0, None, group, n) == group
+
+
+def test_lattice_rows_discretised_together_are_priced_per_edge_as_such(monkeypatch):
+    """Many discrete Gaussians are discretised together (lattice_batch.py), and priced at that
+    path's cost per cell edge (pricing_many.LATTICE_EDGE_S); other kinds at the single row's.
+    Raising one constant moves only the estimates of the rows it is for, by about its share."""
+    from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+    from prvgui.accounting.numerics import pricing_many
+    rng = np.random.default_rng(0)
+    dg = [Row(DiscreteGaussian(float(s)), 1) for s in rng.uniform(50.0, 200.0, 400)]
+    sg = _schedule(400)
+    base_dg, base_sg = est(dg, delta=1e-8), est(sg, delta=1e-8)
+    monkeypatch.setattr(pricing_many, "LATTICE_EDGE_S", pricing_many.LATTICE_EDGE_S + 1e-6)
+    more_dg, more_sg = est(dg, delta=1e-8), est(sg, delta=1e-8)
+    assert more_sg.seconds == base_sg.seconds
+    assert more_dg.seconds > base_dg.seconds + 400 * 100 * 1e-6  # (at least 100 edges a row)
