@@ -75,6 +75,10 @@ from .window import PreparedRow, choose_window
 #: per cell of array work on the empty cells that wide cells leave (discretize; measured after
 #: the tiers, issue 13: ~155 ns per edge when every cell is one, 4 to 7 ns per empty cell)
 DISC_EDGE_S, DISC_CELL_S = 155e-9, 6e-9
+#: seconds per byte of a lattice's tables made again when its row is discretised (a discrete
+#: Gaussian's tail sums: 0.134 ms for 12.6 kB at sigma 125; 2 x 10^4 of them at delta 1e-10 spent
+#: 2.6 s of their 7 s discretisation so)
+REMAKE_BYTE_S = 10.6e-9
 #: seconds per cell for the window's blocks and the band test (band_limit)
 CHECK_CELL_S = 8e-9
 #: seconds per grid point of a row's transform, per coefficient kept by a power (above
@@ -152,24 +156,35 @@ class _Row:
         return math.ceil(self.span / h) + 2
 
     def nonzero(self, plan: Plan) -> float:
-        """About how many of its cells hold mass on the plan's mesh: one per cell edge, and no
-        more than a lattice has points in the span (a discrete Gaussian at sigma 100 fills one
-        cell in four where the mesh is finer than its step); at least one."""
+        """About how many of its cells hold mass on the plan's mesh: in each stretch of cells of
+        one width, one per cell edge and no more than a lattice has points there (a discrete
+        Gaussian at sigma 100 fills one cell in four where the mesh is finer than its step, and
+        every one of its tiers' wide cells); at least one. (10^4 discrete Gaussians at delta
+        1e-10: the whole span's points against the whole span's edges priced 2300 a row, 1000
+        measured; so 2 x 10^4 of them were priced as streamed, which they are not.)"""
         lattice = getattr(self.prv, "lattice", None)
-        points = self.span / lattice.step + len(self.prv.atoms) + 1 if lattice is not None else math.inf
-        return max(1.0, min(self.edges(plan), points))
+        if lattice is None:
+            return max(1.0, self.edges(plan))
+        total = sum(min(length / (width * plan.h), length / lattice.step) for length, width in self._stretches(plan))
+        return max(1.0, total + len(self.prv.atoms) + 1)
 
     def edges(self, plan: Plan) -> float:
         """Cell edges whose cdf discretize evaluates on the plan's mesh."""
+        return sum(length / (width * plan.h) for length, width in self._stretches(plan))
+
+    def _stretches(self, plan: Plan) -> list[tuple[float, int]]:
+        """(length, width of its cells in meshes) of each stretch of the row's span: the fine
+        cells, then between the tiers the span of the inner tier, at its width."""
         if self.prv.cont is None:
-            return 0.0
+            return []
         use = [(p, r) for p, r in (*plan.tiers, plan.coarse) if r >= 3]
-        edges, inner, width = 0.0, 0.0, 1
-        for p, r in use:  # between tiers: the span of the inner tier, at its width
+        out, inner, width = [], 0.0, 1
+        for p, r in use:
             span = self.fine_span(p)
-            edges += max(0.0, span - inner) / (width * plan.h)
+            out.append((max(0.0, span - inner), width))
             inner, width = max(inner, span), r
-        return edges + max(0.0, self.span - inner) / (width * plan.h)
+        out.append((max(0.0, self.span - inner), width))
+        return out
 
 
 class _Order:
@@ -184,6 +199,10 @@ class _Order:
         crude = [_crude_span(prv, err / 4 * prv.finite_mass / (2 * k_total)) for prv, _ in picked]
         h_c = max(max(crude) / COARSE_CELLS, 1e-12)
         self.rows = [_Row(prv, k, err / 4 * prv.finite_mass / (2 * k_total), h_c) for prv, k in picked]
+        #: the tables each discretisation makes again: all the rows' once they let them go
+        #: (pipeline.lets_go: the next query finds every one let go; the first, all but those a
+        #: kind keeps, KEEP_BYTES, priced as well: the safe side)
+        self.remade = float(sum(table_bytes(prv) for prv, _ in prvs)) if lets_go(prvs) else 0.0
         self.h_c, self.err = h_c, err
         self._windows: dict = {}
         self._bands: dict = {}
@@ -312,16 +331,18 @@ class CostModel:
         #: (order, delta) -> Chernoff's lambda on the coarse rows and their stacked block summaries
         self._lambdas: dict[tuple[str, float], tuple] = {}
 
-    def held(self, during: bool = False) -> float:
-        """Bytes the rows' PRVs hold before the query's first discretisation (every order's, made
-        before it): ``prv_bytes`` of each, their tables at most KEEP_BYTES an order (the kind lets
-        those past it go: lattice.KEEP_BYTES); ``during``: beside each step's peak, without the
-        tables of the orders whose many rows let them go once discretised (pipeline.lets_go)."""
+    def held(self) -> float:
+        """Bytes the rows' PRVs hold while the query runs (every order's, made before it):
+        ``prv_bytes`` of each, their tables at most KEEP_BYTES an order (the kind lets those past
+        it go: lattice.KEEP_BYTES). Many rows that let their tables go once discretised
+        (pipeline.lets_go) do not give those back: the heap keeps their pages (2 x 10^4 discrete
+        Gaussians: 0.16 GB above the interpreter once their PRVs are made, as much after the
+        discretisation besides the rows' cells); letting go keeps the tables made again for the
+        discretisation from piling up on them."""
         total = 0.0
         for prvs in self.orders.values():
             tables = sum(table_bytes(prv) for prv, _ in prvs)
-            kept = 0.0 if during and lets_go(prvs) else min(tables, KEEP_BYTES)
-            total += sum(prv_bytes(prv) for prv, _ in prvs) - tables + kept
+            total += sum(prv_bytes(prv) for prv, _ in prvs) - tables + min(tables, KEEP_BYTES)
         return total
 
     def picture(self, order: str) -> _Order:
@@ -440,7 +461,7 @@ class CostModel:
             except GridTooLarge:
                 tally.add(BUILD_S, 0.0)
                 raise
-            seconds += BUILD_S + (1 + sweep) * IRFFT_S * out + sweep * POWER_S * out / 2
+            seconds += BUILD_S + (1 + sweep) * IRFFT_S * out + sweep * POWER_S * out / 2 + REMAKE_BYTE_S * pic.remade
             tally.add(seconds, memory + (SWEEP_FFT_BYTES * n if sweep else 0.0))
             tally.out = out
             return n

@@ -74,6 +74,10 @@ GROUP_POINT_S, LEVELS = 6e-9, 4.0 / 3.0
 #: seconds per coefficient of a power X^k, k > 1 (compose.power; measured 58 to 79 ns at 2e4 to
 #: 1e6 coefficients)
 GROUP_POWER_S = 75e-9
+#: bytes per point and row of a batch of the tree's largest compositions: the rows written into
+#: a float64 array, their complex spectra, the transform's own buffers, and the freed rows' pages
+#: the heap keeps (measured: 45 at 10^4 discrete Gaussians, 31 at 2 x 10^4)
+MERGE_BYTES = 32.0
 #: seconds per point and row composed on the whole window (transforms eight to a call on every
 #: core, and the product: 25 rows on 921,600 points took 0.48 s)
 TOP_POINT_S = 20e-9
@@ -153,6 +157,12 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
         top_bytes = held + 16.0 * min(top, BATCH_ROWS) * n + fft_bytes * n
     else:
         top_bytes = held + (fft_bytes + 8.0) * n
+    # the tree's largest compositions, the top's or those just below it: a batch of BATCH_ROWS
+    # rows and their spectra on up to BATCH_N points beside the rows still waiting, MERGE_BYTES a
+    # point and row (measured 2026-11-29 above the rows' cells and PRVs: 0.27 GB at 10^4
+    # discrete Gaussians, batches on 746k points; 0.26 GB at 2 x 10^4, on 1M; priced 0.10 to
+    # 0.14 GB before this term)
+    top_bytes = max(top_bytes, held + MERGE_BYTES * BATCH_ROWS * min(n, BATCH_N))
     return seconds, packed + dense + top_bytes, n, n
 
 

@@ -416,10 +416,8 @@ class Accountant:
         if steps is not None:
             parts.append(self._cost_steps(steps[0], steps[1], error_level(delta or 1e-5), model))
         total = summarise(parts, self.eps_error, self.n_max)
-        # (the rows' PRVs are held throughout, beside each step's peak, many rows' tables only
-        # until they are discretised)
-        return replace(total, bytes=max(total.bytes + model.held(during=True), model.held())) \
-            if total.bytes > 0 else total
+        # (the rows' PRVs are held throughout, beside each step's peak)
+        return replace(total, bytes=total.bytes + model.held()) if total.bytes > 0 else total
 
     def _cost_steps(self, row_index: int, counts: Sequence[int], level: float,
                         model: CostModel | None = None) -> Cost:
