@@ -39,6 +39,13 @@ from .discretize import CellStats, DiscretePRV, assemble, edge_pieces
 #: at delta 1e-10) stay in the cache, a megabyte an array (with 256 rows a batch, 10^4 discrete
 #: Gaussians took as long as one by one; with 64, 2.0 s against 2.6 s)
 BATCH_ROWS = 64
+#: and at most this many bytes of their tables (Lattice.held), which a batch holds side by side
+#: once more (at sigma 50 to 200, 64 discrete Gaussians hold 0.8 MB)
+BATCH_BYTES = 32 * 2 ** 20
+#: a row whose tables are larger is discretised alone: its tables' making is most of its work,
+#: and a batch would copy them (300 discrete Gaussians at sigma 5 x 10^4 to 10^5, 13 MB of tail
+#: sums each: 59 s alone, 65 to 68 s batched)
+ROW_TABLE_MAX = 1 << 20
 
 Cells = tuple[DiscretePRV, np.ndarray, np.ndarray, int]
 
@@ -54,21 +61,42 @@ def stackable(prv: PRV) -> bool:
 
 
 def discretize_cells_many(prvs: Sequence[PRV], h: float, taus: Sequence[float], max_cells: int,
-                          coarse: tuple[float, int], tiers: tuple[tuple[float, int], ...]
-                          ) -> list[Cells | None]:
+                          coarse: tuple[float, int], tiers: tuple[tuple[float, int], ...],
+                          let_go: bool = False) -> list[Cells | None]:
     """discretize_cells(prvs[i], h, taus[i], max_cells, coarse, None, tiers) for each row it
-    can take (module docstring), None for the others."""
+    can take (module docstring), None for the others. ``let_go``: each batch's rows let their
+    tables go once it is done (Lattice.release, as pipeline.discretize_many's rows do one by one:
+    else a chunk of rows of large tables would hold them all at once)."""
     out: list[Cells | None] = [None] * len(prvs)
     by_kind: dict[type, list[int]] = {}
     for i, prv in enumerate(prvs):
-        if stackable(prv):
+        if stackable(prv) and prv.lattice.held <= ROW_TABLE_MAX:  # type: ignore[attr-defined]
             by_kind.setdefault(type(prv.lattice.fns), []).append(i)  # type: ignore[attr-defined]
     for kind, rows in by_kind.items():
-        for lo in range(0, len(rows), BATCH_ROWS):
-            part = rows[lo:lo + BATCH_ROWS]
+        for part in _parts(rows, [int(prvs[i].lattice.held) for i in rows]):  # type: ignore[attr-defined]
             got = _batch(kind, [prvs[i] for i in part], h, [taus[i] for i in part], max_cells, coarse, tiers)
             for i, g in zip(part, got):
                 out[i] = g
+                release = prvs[i].lattice.release if let_go else None  # type: ignore[attr-defined]
+                if release is not None:
+                    release()
+    return out
+
+
+def _parts(rows: list[int], held: list[int]) -> list[list[int]]:
+    """``rows`` in order, cut into batches of at most BATCH_ROWS rows whose tables (``held``
+    bytes each) add up to at most BATCH_BYTES; a row whose own tables are more goes alone."""
+    out: list[list[int]] = []
+    part: list[int] = []
+    total = 0
+    for i, b in zip(rows, held):
+        if part and (len(part) == BATCH_ROWS or total + b > BATCH_BYTES):
+            out.append(part)
+            part, total = [], 0
+        part.append(i)
+        total += b
+    if part:
+        out.append(part)
     return out
 
 

@@ -303,7 +303,7 @@ def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[
         if batched and i % BATCH_ROWS == 0:
             chunk = [p for p, _ in prvs[i:i + BATCH_ROWS]]
             got = discretize_cells_many(chunk, plan.h, [plan.tau(p) for p in chunk], n_max, plan.coarse,
-                                        plan.tiers)
+                                        plan.tiers, let_go)
             ahead = {i + j: g for j, g in enumerate(got) if g is not None}
         made = ahead.pop(i, None)
         d: Row

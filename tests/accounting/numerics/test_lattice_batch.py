@@ -111,3 +111,28 @@ def test_an_accountant_answers_the_same_with_and_without_the_batch(monkeypatch):
     monkeypatch.setattr(pipeline, "STREAM_BYTES", 1)  # (every row streamed: made again alone)
     streamed = Accountant(rows, 0.05).epsilon(1e-8)
     assert (streamed.lower, streamed.upper) == (with_batch.lower, with_batch.upper)
+
+
+def test_a_batch_holds_a_bounded_share_of_tables(monkeypatch):
+    """A batch copies its rows' tables side by side: at most BATCH_BYTES of them together, and a
+    row whose own tables are over ROW_TABLE_MAX (a discrete Gaussian at sigma 10^5 holds about
+    13 MB of tail sums) is left to discretize_cells; with a batch's rows let go once it is done,
+    no more than a batch's tables are made at once."""
+    from prvgui.accounting.numerics import lattice_batch
+    sizes = []
+    real = lattice_batch._batch
+    monkeypatch.setattr(lattice_batch, "_batch",
+                        lambda kind, prvs, *a: sizes.append(sum(p.lattice.held for p in prvs)) or real(kind, prvs, *a))
+    monkeypatch.setattr(lattice_batch, "BATCH_BYTES", 100_000)
+    prvs = [DiscreteGaussian(s).prv() for s in (1e5, 300.0, 30.0, 700.0, 40.0, 900.0, 3000.0)]
+    held = [p.lattice.held for p in prvs]
+    assert held[0] > lattice_batch.ROW_TABLE_MAX
+    got, taken = _check(prvs, 1e-6, [1e-12] * len(prvs), 2 ** 26, (0.0, 1), ())
+    assert got[0] is None and taken == len(prvs) - 1
+    assert len(sizes) >= 3 and all(s <= 100_000 or s in held for s in sizes)
+    assert lattice_batch._parts([0, 1, 2], [5, 5, 5]) == [[0, 1, 2]]
+    assert lattice_batch._parts([0, 1, 2, 3], [2 ** 22, 1, 2 ** 22, 1]) == [[0], [1], [2], [3]]
+    for p in prvs:
+        p.lattice.release()
+    lattice_batch.discretize_cells_many(prvs[1:], 1e-6, [1e-12] * 6, 2 ** 26, (0.0, 1), (), let_go=True)
+    assert all(p.lattice.fns._near is None for p in prvs[1:])
