@@ -60,6 +60,12 @@ def stackable(prv: PRV) -> bool:
             and c.cdf == lat.y_cdf and c.sf == lat.y_sf)
 
 
+def batched(prv: PRV) -> bool:
+    """Whether ``discretize_cells_many`` takes ``prv`` (``stackable``, its tables at most
+    ROW_TABLE_MAX): pricing_many prices such rows at its cost."""
+    return stackable(prv) and prv.lattice.held <= ROW_TABLE_MAX  # type: ignore[attr-defined]
+
+
 def discretize_cells_many(prvs: Sequence[PRV], h: float, taus: Sequence[float], max_cells: int,
                           coarse: tuple[float, int], tiers: tuple[tuple[float, int], ...],
                           let_go: bool = False) -> list[Cells | None]:
@@ -70,7 +76,7 @@ def discretize_cells_many(prvs: Sequence[PRV], h: float, taus: Sequence[float], 
     out: list[Cells | None] = [None] * len(prvs)
     by_kind: dict[type, list[int]] = {}
     for i, prv in enumerate(prvs):
-        if stackable(prv) and prv.lattice.held <= ROW_TABLE_MAX:  # type: ignore[attr-defined]
+        if batched(prv):
             by_kind.setdefault(type(prv.lattice.fns), []).append(i)  # type: ignore[attr-defined]
     for kind, rows in by_kind.items():
         for part in _parts(rows, [int(prvs[i].lattice.held) for i in rows]):  # type: ignore[attr-defined]

@@ -40,7 +40,7 @@ from typing import Sequence
 import numpy as np
 
 from .compose import BATCH_N, BATCH_ROWS, fft_len
-from .lattice_batch import stackable
+from .lattice_batch import batched
 from . import pipeline
 from ..core.errors import GridTooLarge
 from .tree import FAN_IN, FOLD_FROM, TREE_ALWAYS, band_counts
@@ -130,7 +130,7 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
     group = fft_len(math.ceil(group_width(rows, counts, share, weight) / h) + 3, h, 0.0)
     long_ = 7.0 if extended else 1.0
     # (lattice rows discretised together: lattice_batch.py; the others one at a time)
-    seconds = weight * sum(LATTICE_EDGE_S * e if stackable(r.prv) else disc_edge_s * e + disc_cell_s * c
+    seconds = weight * sum(LATTICE_EDGE_S * e if batched(r.prv) else disc_edge_s * e + disc_cell_s * c
                            for r, e, c in zip(rows, edges, cells))
     seconds += live * ROW_S
     # the first level, and the levels above: each holds 1 / FAN_IN of the rows on windows about
