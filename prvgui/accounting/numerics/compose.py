@@ -448,10 +448,15 @@ def inf_mass_of(rows: Sequence[tuple[Row, int]]) -> float:
     return -math.expm1(log_fin)
 
 
+def row_blocks(k: int) -> int:
+    """The blocks a row drawn ``k`` times is summarised by for its window (PreparedRow)."""
+    return ONCE_BLOCKS if k == 1 else 2048
+
+
 def prepared_row(d: Row, kept: dict[int, PreparedRow] | None, k: int = 2) -> PreparedRow:
     """PreparedRow(d) for a row drawn ``k`` times (window.ONCE_BLOCKS blocks when once), taken
     from (and added to) ``kept`` when given."""
-    blocks = ONCE_BLOCKS if k == 1 else 2048
+    blocks = row_blocks(k)
     if kept is None:
         return PreparedRow(d, blocks)
     got = kept.get(id(d))

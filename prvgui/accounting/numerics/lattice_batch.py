@@ -9,8 +9,9 @@ the same cells, masses and fields, bit for bit, so that a streamed row made agai
 on the same numbers, only on many rows' arrays side by side:
 
 - each row's cut points are LatticeTails' (the same search on the same keys, the kind's
-  ``stack.cut``), its runs of edges discretize.edge_pieces itself; the edges of all rows are
-  then made at once from the runs (integers: exact);
+  ``stack.cut``), its runs of edges discretize.edge_pieces' (``_pieces``: the same integer
+  steps for all rows at once); the edges of all rows are then made at once from the runs
+  (integers: exact);
 - the cdf and sf at the edges are the kind's own lookups, made for all rows at once (a kind's
   ``stack``: the discrete Gaussian's tail sums side by side; elementwise, so the same values);
 - differences, products and comparisons are elementwise, so the same whichever array holds them;
@@ -33,7 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..pairs.prv import PRV
-from .discretize import CellStats, DiscretePRV, assemble, edge_pieces
+from .discretize import CellStats, DiscretePRV, assemble
 
 #: rows discretised together: their edges side by side (about 2500 a discrete Gaussian among 10^4
 #: at delta 1e-10) stay in the cache, a megabyte an array (with 256 rows a batch, 10^4 discrete
@@ -106,18 +107,6 @@ def _parts(rows: list[int], held: list[int]) -> list[list[int]]:
     return out
 
 
-class _Known:
-    """A row's cut points by tail mass, as LatticeTails holds them (``cuts``, for edge_pieces)."""
-
-    __slots__ = ("known",)
-
-    def __init__(self, known: dict[float, tuple[float, float]]) -> None:
-        self.known = known
-
-    def cuts(self, upper: bool, taus: Sequence[float]) -> list[float]:
-        return [self.known[t][int(upper)] for t in taus]
-
-
 def _cuts(stack, lats: list, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """LatticeTails' cut points of each row at its tail masses ``asked`` (a row of them a
     lattice): (lower, upper, ok), read as LatticeTails._read reads them (Lattice.cut, then
@@ -137,6 +126,70 @@ def _runs(first: np.ndarray, step: np.ndarray, count: np.ndarray) -> np.ndarray:
     return first[run] + step[run] * at
 
 
+def _pieces(lower: np.ndarray, upper: np.ndarray, fine: np.ndarray, taus: np.ndarray, h: float,
+            max_cells: int, use: list[tuple[float, int]]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """discretize.edge_pieces of every row the batch takes, worked out for all rows at once:
+    (the rows taken, (first, step, count) of their runs, a row of 2 T + 1 runs each for T tiers).
+    Integers throughout, and the same floor and ceil of the same quotients, so the same runs;
+    where edge_pieces stops early, or leaves out a tier below the row's tau (the tiers used are
+    the first ones: their tail masses fall), the run here is empty, which adds no edge.
+    A row is left out (None: its own discretisation) where a tail mass it uses has no cut in
+    the tables, where a cut is not finite, or where its grid is too large or too far out."""
+    t_n = len(use)
+    used = np.array([q / 2 for q, _ in use])[None, :] > taus[:, None]  # (rows, tiers)
+    with np.errstate(invalid="ignore", over="ignore"):
+        fl = np.floor(lower / h + 0.5)
+        ce = np.ceil(upper / h - 0.5)
+    cols = np.concatenate([[True, True], np.zeros(t_n, dtype=bool)])[None, :] | np.pad(used, ((0, 0), (2, 0)))
+    finite = np.isfinite(fl) & np.isfinite(ce)
+    ok = np.all((fine & finite) | ~cols, axis=1)
+    ok &= (np.abs(fl[:, 0]) < 2.0 ** 52) & (np.abs(ce[:, 0]) < 2.0 ** 52)
+    live = np.flatnonzero(ok)
+    fl, ce, used = fl[live], ce[live], used[live]
+    j_lo = fl[:, 0].astype(np.int64)
+    j_hi = np.maximum(ce[:, 0].astype(np.int64), j_lo)
+    small = j_hi - j_lo + 2 <= max_cells
+    live, fl, ce, used, j_lo, j_hi = live[small], fl[small], ce[small], used[small], j_lo[small], j_hi[small]
+    rows = live.size
+    # each tier's points (j_a left, j_b right), outward; a tier not used: j_lo and j_hi
+    j_a = np.empty((rows, t_n), dtype=np.int64)
+    j_b = np.empty((rows, t_n), dtype=np.int64)
+    with np.errstate(invalid="ignore"):  # (a tier not used may have no cut: its column is not read)
+        for t in range(t_n):
+            a = np.maximum(j_lo, np.minimum(j_hi, fl[:, 2 + t])).astype(np.int64)
+            j_a[:, t] = np.where(used[:, t], a if t == 0 else np.minimum(a, j_a[:, t - 1]), j_lo)
+        for t in range(t_n):
+            b = np.minimum(j_hi, np.maximum(j_a[:, 0], ce[:, 2 + t])).astype(np.int64)
+            j_b[:, t] = np.where(used[:, t], b if t == 0 else np.maximum(b, j_b[:, t - 1]), j_hi)
+    first = np.empty((rows, 2 * t_n + 1), dtype=np.int64)
+    step = np.empty_like(first)
+    count = np.empty_like(first)
+    e = j_a[:, 0] if t_n else j_lo
+    for t, (_, r) in enumerate(use):  # (left: tier t's run is column t_n - 1 - t)
+        stop = np.maximum(j_a[:, t + 1] if t + 1 < t_n else j_lo, j_lo)
+        w = _within(r, e - j_lo)
+        n = np.where(e > stop, -(-(e - stop) // w), 0)
+        first[:, t_n - 1 - t], step[:, t_n - 1 - t], count[:, t_n - 1 - t] = e - w * n, w, n
+        e = e - n * w
+    f0 = j_a[:, 0] if t_n else j_lo
+    f1 = j_b[:, 0] if t_n else j_hi
+    first[:, t_n], step[:, t_n], count[:, t_n] = f0, 1, f1 + 2 - f0
+    e = f1 + 1
+    for t, (_, r) in enumerate(use):
+        stop = np.minimum(j_b[:, t + 1] + 1 if t + 1 < t_n else j_hi + 1, j_hi + 1)
+        w = _within(r, j_hi + 1 - e)
+        n = np.where(stop > e, -(-(stop - e) // w), 0)
+        first[:, t_n + 1 + t], step[:, t_n + 1 + t], count[:, t_n + 1 + t] = e + w, w, n
+        e = e + n * w
+    return live, (first, step, count)
+
+
+def _within(r: int, room: np.ndarray) -> np.ndarray:
+    """discretize._within for each room: r, or the widest odd width within the room."""
+    wide = np.maximum(1, room)
+    return np.where(r <= room, r, wide - 1 + wide % 2)
+
+
 def _batch(kind: Any, prvs: list[PRV], h: float, taus: list[float], max_cells: int,
            coarse: tuple[float, int], tiers: tuple[tuple[float, int], ...]) -> list[Cells | None]:
     out: list[Cells | None] = [None] * len(prvs)
@@ -144,35 +197,23 @@ def _batch(kind: Any, prvs: list[PRV], h: float, taus: list[float], max_cells: i
     stack = kind.stack([lat.fns for lat in lats])
     # every row's tail masses: its tau, half its mass, and each tier's p / 2 (those a row does
     # not use are read and left)
-    ps_ = [p for p, r in (*tiers, coarse) if r >= 3]
-    asked = np.array([[t, 0.5 * p.cont.mass, *(q / 2 for q in ps_)]  # type: ignore[union-attr]
+    use = [(p, r) for p, r in (*tiers, coarse) if r >= 3]
+    if any(p1 < p2 for (p1, _), (p2, _) in zip(use, use[1:])):
+        return out  # (tiers out of order, which plans never make: each row on its own)
+    asked = np.array([[t, 0.5 * p.cont.mass, *(q / 2 for q, _ in use)]  # type: ignore[union-attr]
                       for p, t in zip(prvs, taus)])
     lower, upper, fine = _cuts(stack, lats, asked)
-    lower_l, upper_l, fine_l, asked_l = lower.tolist(), upper.tolist(), fine.tolist(), asked.tolist()
-    live: list[int] = []
-    plans: list[tuple[float, list[tuple[int, int, int]]]] = []
-    for i, tau in enumerate(taus):
-        used = [j for j, q in enumerate(ps_, 2) if q / 2 > tau]
-        if not (fine_l[i][0] and fine_l[i][1] and all(fine_l[i][j] for j in used)):
-            continue  # (a tail mass the tables do not answer: its own discretisation scans)
-        a, b = lower_l[i][0], upper_l[i][0]
-        j_lo = math.floor(a / h + 0.5)
-        j_hi = max(math.ceil(b / h - 0.5), j_lo)
-        if j_hi - j_lo + 2 > max_cells or not max(abs(j_lo), abs(j_hi)) < 2 ** 62:
-            continue  # (its own discretisation raises GridTooLarge)
-        known = {asked_l[i][j]: (lower_l[i][j], upper_l[i][j]) for j in (0, *used)}
-        live.append(i)
-        plans.append((lower_l[i][1], edge_pieces(_Known(known), h, j_lo, j_hi, tau, coarse, tiers)))
+    live_a, pieces = _pieces(lower, upper, fine, np.array(taus), h, max_cells, use)
+    live = live_a.tolist()
     if not live:
         return out
-    pieces = [pc for _, pcs in plans for pc in pcs]
-    e_idx = _runs(*(np.array(col, dtype=np.int64) for col in zip(*pieces)))
-    n_edges = np.array([sum(n for _, _, n in pcs) for _, pcs in plans], dtype=np.int64)
+    median = lower[live_a, 1]
+    e_idx = _runs(*(x.ravel() for x in pieces))
+    n_edges = pieces[2].sum(axis=1)
     first = np.cumsum(n_edges) - n_edges  # each row's first edge
     row = np.repeat(np.arange(len(live)), n_edges)
     edges = (e_idx - 0.5) * h
     # k: the last edge at or below the median (searchsorted, side right, minus one), within [1, n - 1]
-    median = np.array([m for m, _ in plans])
     below = np.add.reduceat((edges <= median[row]).astype(np.int64), first)
     k = np.minimum(np.maximum(below - 1, 1), n_edges - 1)
     for r in np.flatnonzero(k == 1).tolist():  # (the first cell holds half the mass: all from the sf)

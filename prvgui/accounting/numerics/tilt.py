@@ -44,12 +44,13 @@ from typing import Sequence
 import numpy as np
 from scipy.optimize import brentq
 
-from .compose import Composed
+from .compose import Composed, row_blocks
 from .discretize import DiscretePRV
 from .packed import LazyRow, PackedRow, Row, dense, let_go_summaries, nonzero
 from .sums import dot
 from .tree import compose_many
-from .window import cgf_blocks
+from .tilt_batch import tilt_many
+from .window import PreparedRow, blocks_many, cgf_blocks
 
 _U = 2.0 ** -53
 #: the untilted composition is kept where e^{L - lambda y} <= e^LOG_CUT (its error is vacuous below)
@@ -83,7 +84,10 @@ _LAM_LO = 1e-4
 def stacked_blocks(rows: Sequence[tuple[Row, int]]):
     """Every row's block summary in one array (log masses, values, count per block) and the
     first block of each row, so that one pass evaluates the whole composition."""
-    parts = [(b, k) for b, k in ((_summary(r, STEER_BLOCKS), k) for r, k in rows if k > 0) if b is not None]
+    live = [(r, k) for r, k in rows if k > 0]
+    got = _packed_summaries([r for r, _ in live])
+    parts = [(b, k) for b, k in ((got.get(i) or _summary(r, STEER_BLOCKS), k) for i, (r, k) in enumerate(live))
+             if b is not None]
     if not parts:
         return None
     logp = np.concatenate([b[0] for b, _ in parts])
@@ -91,6 +95,25 @@ def stacked_blocks(rows: Sequence[tuple[Row, int]]):
     sizes = np.array([b[0].size for b, _ in parts])
     k = np.array([float(k) for _, k in parts])
     return logp, y, np.concatenate([[0], np.cumsum(sizes)[:-1]]), k
+
+
+#: packed rows summarised together (window.blocks_many) by stacked_blocks: their cells side by side
+SUMMARY_ROWS = 64
+
+
+def _packed_summaries(rows: Sequence[Row]) -> dict[int, tuple]:
+    """_summary of each packed row with cells, by place, SUMMARY_ROWS rows at a time: the same
+    summaries as one by one (window.blocks_many), without a few NumPy calls a row."""
+    at = [i for i, r in enumerate(rows) if isinstance(r, PackedRow) and r.idx.size]
+    out: dict[int, tuple] = {}
+    for j in range(0, len(at), SUMMARY_ROWS):
+        part = at[j:j + SUMMARY_ROWS]
+        packed = [rows[i] for i in part]
+        got = blocks_many([p.stub for p in packed], [p.cells for p in packed], [STEER_BLOCKS] * len(part),  # type: ignore[union-attr]
+                          np.concatenate([p.idx for p in packed]), np.concatenate([p.vals for p in packed]),  # type: ignore[union-attr]
+                          np.array([p.idx.size for p in packed]))  # type: ignore[union-attr]
+        out.update(zip(part, got))
+    return out
 
 
 def _summary(r: Row, blocks: int) -> tuple[np.ndarray, np.ndarray, float] | None:
@@ -255,9 +278,9 @@ def tilt_row(row: Row, lam: float) -> tuple[DiscretePRV, float, float, float]:
 
 
 class Tilting:
-    """Tilts rows by ``lam`` one at a time (``row``) and sums what untilt needs over them: L, the
-    per-draw relative roundings composed over the draws (as a log factor), the lost mass, the
-    sum of k |log M| (``info``)."""
+    """Tilts rows by ``lam`` one at a time (``row``) or a group at a time (``rows``) and sums
+    what untilt needs over them: L, the per-draw relative roundings composed over the draws (as
+    a log factor), the lost mass, the sum of k |log M| (``info``)."""
 
     def __init__(self, lam: float) -> None:
         self.lam = lam
@@ -266,13 +289,27 @@ class Tilting:
     def row(self, row: tuple[Row, int]) -> tuple[DiscretePRV, int]:
         d, k = row
         t, lm, rel, gone = tilt_row(d, self.lam)
+        self._add(k, lm, rel, gone)
+        return t, k
+
+    def rows(self, rows: Sequence[tuple[Row, int]]) -> list[tuple[DiscretePRV, int, PreparedRow | None]]:
+        """``row`` of each row, tilted together (tilt_batch.py), each with its PreparedRow for
+        its group's window (its summary made in the same pass; None: it has none)."""
+        got = tilt_many([d for d, _ in rows], self.lam, [row_blocks(k) for _, k in rows])
+        out: list[tuple[DiscretePRV, int, PreparedRow | None]] = []
+        for t, (_, k) in zip(got, rows):
+            self._add(k, t.log_m, t.rel, t.lost)
+            prep = None if t.summary is None else PreparedRow(t.row, row_blocks(k), t.summary)
+            out.append((t.row, k, prep))
+        return out
+
+    def _add(self, k: int, lm: float, rel: float, gone: float) -> None:
         self.log_m += k * lm
         self.mag += k * abs(lm)
         # ((1 - rel)^-k >= each factor's k-th power; a rounding as large as the masses
         # themselves, losses near 1e11 at a large lambda, bounds nothing: an infinite factor)
         self.log_rel += k * math.log1p(rel / (1 - rel)) if rel < 1 else math.inf
         self.lost += k * gone
-        return t, k
 
     def info(self) -> dict:
         return {"lam": self.lam, "L": self.log_m, "log_rel": self.log_rel, "lost": self.lost, "mag": self.mag}
@@ -334,7 +371,7 @@ def compose_tilted(rows: Sequence[tuple[Row, int]], target: tuple[str, float], w
     del stacked
     if consume:  # (the streamed rows' block summaries steered lambda and the window: done)
         let_go_summaries(given)
-    return untilt(compose_many(given, mass, leaf=tilting.row, consume=consume, **kwargs), tilting.info())
+    return untilt(compose_many(given, mass, leaf=tilting.rows, consume=consume, **kwargs), tilting.info())
 
 
 def tilted_window_mass(big_l: float, m: float, lam: float, mass: float) -> float:

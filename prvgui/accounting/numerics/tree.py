@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -131,14 +131,16 @@ def pays(rows: list[tuple[DiscretePRV, int]], window_mass: float, kept: dict[int
 def compose_many(rows: list[tuple[Row, int]], window_mass: float,
                  cancel: Callable[[], bool] | None = None,
                  progress: Callable[[float], None] | None = None,
-                 leaf: Callable[[tuple[Row, int]], tuple[DiscretePRV, int]] | None = None,
+                 leaf: Callable[[list[tuple[Row, int]]], list[tuple[DiscretePRV, int, PreparedRow | None]]]
+                 | None = None,
                  consume: bool = False, **kwargs) -> Composed:
     """compose.compose of ``rows``, in groups when that pays (module docstring); the same
     keyword arguments. The result's ``parts`` say how many groups were composed ("groups").
 
-    ``rows`` may be packed (packed.py). ``leaf`` maps each row to the row that is composed in
-    its place (tilt.py's tilted copy); in groups it is applied a group at a time, as the rows
-    are unpacked, so that only a few groups' copies are held. ``consume``: ``rows`` is a list
+    ``rows`` may be packed (packed.py). ``leaf`` maps a few rows (FAN_IN at most) to the rows
+    that are composed in their place (tilt.py's tilted copies), each with its PreparedRow when
+    its maker has its summary; in groups it is applied a group at a time, as the rows are
+    unpacked, so that only a few groups' copies are held. ``consume``: ``rows`` is a list
     the caller gives up (it is emptied at once); in groups each row is let go as soon as it
     joins its group, so that the top of the tree no longer holds every row's cells (2 x 10^4
     discrete Gaussians: 0.37 GB of packed cells)."""
@@ -147,21 +149,32 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     if consume and isinstance(given, list):
         given.clear()
 
-    def step(r: tuple[Row, int]) -> tuple[DiscretePRV, int]:
-        return (dense(r[0]), r[1]) if leaf is None else leaf(r)
+    kept: dict[int, PreparedRow] = {}
+
+    def steps(rs: list[tuple[Row, int]]) -> list[tuple[DiscretePRV, int]]:
+        if leaf is None:
+            return [(dense(d), k) for d, k in rs]
+        out = []
+        for t, k, prep in leaf(rs):
+            if prep is not None:  # (for its group's window: compose.prepared_row finds it there)
+                kept[id(t)] = prep
+            out.append((t, k))
+        return out
+
+    def chunks(rs: list) -> Iterator[list]:
+        return (rs[j:j + FAN_IN] for j in range(0, len(rs), FAN_IN))
     if len(rows) >= TREE_ALWAYS and band_counts(rows):
         # one window (band_counts), the rows kept packed: compose.py makes each dense in turn
-        ready = rows if leaf is None else [(pack(t), k) for t, k in map(step, rows)]
+        ready = rows if leaf is None else [(pack(t), k) for part in chunks(rows) for t, k, _ in leaf(part)]
         return compose(ready, window_mass, cancel=cancel, progress=progress, **kwargs)
     lazy = len(rows) >= TREE_ALWAYS  # (then rows are made dense, and tilted, a group at a time)
-    kept: dict[int, PreparedRow] = {}
     made: list[tuple[DiscretePRV, int]] = []
     if not lazy:
-        made = [step(r) for r in rows]
+        made = [r for part in chunks(rows) for r in steps(part)]
         if not made or band_counts(made) or not pays(made, window_mass, kept) or inf_mass_of(made) >= 1.0:
             return compose(made, window_mass, cancel=cancel, progress=progress, prepared=kept, **kwargs)
     elif any(d.inf_mass >= 1.0 for d, _ in rows):  # (nothing to compose: compose says so)
-        return compose([step(r) for r in rows], window_mass, cancel=cancel, progress=progress, **kwargs)
+        return compose(steps(rows), window_mass, cancel=cancel, progress=progress, **kwargs)
     # (streamed rows: memory is what matters, so from FOLD_FROM on a level holds one row, the
     # rows so far folded together, not up to FAN_IN - 1 of them waiting)
     fold_from = FOLD_FROM if any(isinstance(d, LazyRow) for d, _ in rows[:1]) else None
@@ -200,13 +213,8 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
                        kind="stable")
     waiting: list[tuple[Row, int] | None] = list(rows)
     del rows  # (consume: ``waiting`` holds each row only until it joins its group)
-    for i in map(int, order):
-        r = waiting[i]
-        if consume:
-            waiting[i] = None
-        assert r is not None  # (each index comes once)
-        row, level = step(r) if lazy else made[i], 0
-        r = None  # (a dense row is its own step: held here, it would outlive its group)
+    def arrive(row: tuple[DiscretePRV, int]) -> None:
+        level = 0
         while True:
             folding = fold_from is not None and level >= fold_from
             pending[level].append(row)
@@ -215,14 +223,30 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
             if folding and len(pending[level]) == 2:
                 pending[level] = [merge(pending[level], level)]
             if arrived[level] < FAN_IN:
-                break
+                return
             row = pending[level][0] if folding else merge(pending[level], level)
             pending[level], arrived[level] = [], 0
             if level + 1 == len(pending):
                 pending.append([])
                 arrived.append(0)
             level += 1
+
+    for j in range(0, order.size, FAN_IN):
+        part = order[j:j + FAN_IN].tolist()
+        if lazy:  # (FAN_IN rows made dense, or tilted, together: a group's worth at a time)
+            given_rows = [waiting[i] for i in part]
+            if consume:
+                for i in part:
+                    waiting[i] = None
+            stepped = steps(given_rows)  # type: ignore[arg-type]
+            del given_rows  # (a dense row is its own step: held here, it would outlive its group)
+        else:
+            stepped = [made[i] for i in part]
+        stepped.reverse()
+        while stepped:  # (popped: each row is held by its level's pending list alone)
+            arrive(stepped.pop())
     left = [r for lv in pending for r in lv]
+    kept.clear()  # (the rows left over at the top are summarised there again, on its window)
     if consume:  # (then ``left`` alone holds the top's rows, and compose lets each go once transformed)
         pending.clear()
     release_fft_plans()  # (the groups' lengths' plans: the top's transforms are longer)

@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .discretize import DiscretePRV
 from .packed import PackedRow, Row, cells, dense, stub
 from .sums import row_dots
 
@@ -44,17 +45,40 @@ def cgf_blocks(d: Row, blocks: int = 2048) -> tuple[np.ndarray, np.ndarray, floa
 
 def _packed_blocks(d: PackedRow, blocks: int) -> tuple[np.ndarray, np.ndarray, float]:
     """cgf_blocks of a packed row, the blocks' sums taken over its nonzero cells."""
-    size = max(1, -(-d.cells // blocks))
-    b = d.idx // size
-    count = -(-d.cells // size)
-    p = np.bincount(b, d.vals, minlength=count)
+    return blocks_many([d.stub], [d.cells], [blocks], d.idx, d.vals, np.array([d.idx.size]))[0]
+
+
+def blocks_many(stubs: Sequence[DiscretePRV], cells: Sequence[int], blocks: Sequence[int], idx: np.ndarray,
+                vals: np.ndarray, counts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """cgf_blocks of each of several rows given by their nonzero cells: row r has ``cells[r]``
+    cells, is summarised on ``blocks[r]`` blocks, and its ``counts[r]`` nonzero cells are the
+    next ones of ``idx`` (indices, in order) and ``vals`` (masses). The blocks' sums are one
+    bincount over (row, block) for all rows, which adds each block's masses in the order a
+    row's own bincount would: each row's summary is the same alone or among others."""
+    size = np.array([max(1, -(-c // b)) for c, b in zip(cells, blocks)], dtype=np.int64)
+    n_blocks = -(-np.array(cells, dtype=np.int64) // size)
+    base = np.cumsum(n_blocks) - n_blocks  # each row's first block in the whole
+    size_at = np.repeat(size, counts)
+    b = idx // size_at
+    key = np.repeat(base, counts) + b
+    total = int(n_blocks.sum())
+    p = np.bincount(key, vals, minlength=total)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mloc = np.where(p > 0, np.bincount(b, d.vals * (d.idx - b * size), minlength=count) / p, 0.0)
+        mloc = np.where(p > 0, np.bincount(key, vals * (idx - b * size_at), minlength=total) / p, 0.0)
         logp = np.log(p)
-    s = d.stub
-    centres = (s.start + np.arange(count) * size + mloc) * s.h + s.shift
+    # each block's centre: (start + j size + mloc) h + shift, j its place in its own row
+    j = np.arange(total) - np.repeat(base, n_blocks)
+    start = np.repeat(np.array([s.start for s in stubs], dtype=np.int64), n_blocks)
+    h = np.repeat(np.array([s.h for s in stubs]), n_blocks)
+    shift = np.repeat(np.array([s.shift for s in stubs]), n_blocks)
+    centres = (start + j * np.repeat(size, n_blocks) + mloc) * h + shift
     keep = p > 0
-    return logp[keep], centres[keep], (size - 1) * s.h
+    out = []
+    for r, s in enumerate(stubs):
+        a, z = int(base[r]), int(base[r] + n_blocks[r])
+        k = keep[a:z]
+        out.append((logp[a:z][k], centres[a:z][k], (int(size[r]) - 1) * s.h))
+    return out
 
 
 def _cgf_bounds(blocks: tuple[np.ndarray, np.ndarray, float], lams: np.ndarray) -> np.ndarray:
@@ -98,16 +122,18 @@ ONCE_BLOCKS = 256
 class PreparedRow:
     """A discrete row with its cumulant bounds at LAMBDAS, computed when first asked for and
     kept (a window needs about a third of them; a steps curve's counts share them). ``blocks``:
-    cgf_blocks's count (ONCE_BLOCKS for a row drawn once)."""
+    cgf_blocks's count (ONCE_BLOCKS for a row drawn once); ``summary``: the row's cgf_blocks on
+    that many blocks, when its maker has it (tilt_batch.py)."""
 
-    def __init__(self, d: Row, blocks: int = 2048) -> None:
+    def __init__(self, d: Row, blocks: int = 2048,
+                 summary: tuple[np.ndarray, np.ndarray, float] | None = None) -> None:
         self.d = d  # (packed or not: its masses are made dense only for the blocks)
         self.blocks = blocks
         s = stub(d)
         #: the row's smallest and largest value
         self.lowest = s.start * s.h + s.shift
         self.highest = (s.start + cells(d) - 1) * s.h + s.shift
-        self._blocks: tuple | None = None
+        self._blocks: tuple | None = summary  # (cgf_blocks(d, blocks), when the caller has it)
         self._cgf = np.full((2, LAMBDAS.size), np.nan)  # row 0: +lambda, row 1: -lambda
 
     def summary(self) -> tuple[np.ndarray, np.ndarray, float]:

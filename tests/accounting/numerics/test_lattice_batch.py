@@ -136,3 +136,54 @@ def test_a_batch_holds_a_bounded_share_of_tables(monkeypatch):
         p.lattice.release()
     lattice_batch.discretize_cells_many(prvs[1:], 1e-6, [1e-12] * 6, 2 ** 26, (0.0, 1), (), let_go=True)
     assert all(p.lattice.fns._near is None for p in prvs[1:])
+
+
+class _Cuts:
+    """A row's cut point of each tail mass, as discretize.edge_pieces asks for them."""
+
+    def __init__(self, lower: dict, upper: dict) -> None:
+        self.lower, self.upper = lower, upper
+
+    def cuts(self, upper: bool, taus):
+        return [(self.upper if upper else self.lower)[t] for t in taus]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10 ** 9), st.integers(1, 30), st.integers(0, 4), st.floats(1e-4, 1.0))
+def test_runs_for_all_rows_are_each_rows_edge_pieces(seed, rows, tiers_n, h):
+    """lattice_batch._pieces (every row's runs of edges at once) gives, row by row, the edges
+    of discretize.edge_pieces: random cuts on either side of the fine cells (some inside, some
+    past the ends, some crossing), tiers used by some rows and not others (their tau)."""
+    from prvgui.accounting.numerics.discretize import edge_pieces
+    from prvgui.accounting.numerics.lattice_batch import _pieces, _runs
+    rng = np.random.default_rng(seed)
+    widths = sorted(rng.choice([3, 5, 9, 15, 27, 81, 243], tiers_n + 1, replace=False).tolist())
+    ps = sorted(10.0 ** rng.uniform(-14, -1, tiers_n + 1), reverse=True)
+    use = list(zip(ps, widths))
+    coarse, tiers = use[-1], tuple(use[:-1])
+    taus = 10.0 ** rng.uniform(-16, 0, rows)
+    centre = rng.uniform(-50, 50, rows)
+    spread = 10.0 ** rng.uniform(-2, 1, rows)
+    lower = np.empty((rows, 2 + len(use)))
+    upper = np.empty_like(lower)
+    lower[:, 0], upper[:, 0] = centre - spread * 3, centre + spread * 3
+    lower[:, 1] = upper[:, 1] = centre
+    for t in range(len(use)):  # (inner tiers further in, with noise that may cross)
+        frac = rng.uniform(-0.2, 1.2, rows) * (len(use) - t) / (len(use) + 1)
+        lower[:, 2 + t] = lower[:, 0] + frac * spread * 3
+        upper[:, 2 + t] = upper[:, 0] - rng.uniform(-0.2, 1.2, rows) * (len(use) - t) / (len(use) + 1) * spread * 3
+    fine = np.ones_like(lower, dtype=bool)
+    live, pieces = _pieces(lower, upper, fine, taus, h, 10 ** 9, use)
+    assert live.tolist() == list(range(rows))
+    counts = pieces[2].sum(axis=1)
+    edges = _runs(*(x.ravel() for x in pieces))
+    at = 0
+    for i in range(rows):
+        j_lo = math.floor(lower[i, 0] / h + 0.5)
+        j_hi = max(math.ceil(upper[i, 0] / h - 0.5), j_lo)
+        q = [p / 2 for p, _ in use]
+        c = _Cuts(dict(zip(q, lower[i, 2:].tolist())), dict(zip(q, upper[i, 2:].tolist())))
+        want = np.concatenate([f + s * np.arange(n) for f, s, n in edge_pieces(c, h, j_lo, j_hi, taus[i], coarse, tiers)])
+        assert np.array_equal(edges[at:at + counts[i]], want), i
+        at += counts[i]
+    assert at == edges.size
