@@ -91,7 +91,7 @@ def subsampled_gaussian_prv(s: float, q: float, order: str) -> PRV:
         mean, err = kl_pair(integrand("psi"), refined_breaks(zlo, zhi, [0.0, 1.0 / s, zkink], s),
                             REFINED_PANELS)
         centre = float(log_mix(q, np.array([0.5 / s2]))[0])
-        cont = Continuous(cut, math.inf, 1.0, cdf, sf, centre)
+        cont = Continuous(cut, math.inf, 1.0, cdf, sf, centre, family=(_remove_family, (q, s, s2, math.log(q), cut)))
     else:
         def cdf(t: Array) -> Array:
             t = np.asarray(t, dtype=float)
@@ -108,11 +108,41 @@ def subsampled_gaussian_prv(s: float, q: float, order: str) -> PRV:
         mean, err = kl_pair(integrand("phi"), refined_breaks(zlo, zhi, [0.0, 1.0 / s, zkink], s),
                             REFINED_PANELS)
         centre = -float(log_mix(q, np.array([-0.5 / s2]))[0])
-        cont = Continuous(-math.inf, -cut, 1.0, cdf, sf, centre)
+        cont = Continuous(-math.inf, -cut, 1.0, cdf, sf, centre, family=(_add_family, (q, s, s2, math.log(q), cut)))
     # (the integrand's own rounding: log_mix near L = 1 keeps an absolute, not a relative,
     # accuracy, so psi(L) ~ log(L)^2 / 2 there is off by a few 1e-12 of itself; measured up to
     # 7e-12 of the mean against mpmath, which the quadrature's estimate does not see)
     return PRV((), 0.0, cont, mean, err + MEAN_ROUNDING * abs(mean))
+
+
+def _x_of(t: Array, q: Array, s2: Array, log_q: Array) -> Array:
+    """subsampled_gaussian_prv's x_of(t), each point with its own row's q, s^2 and log q
+    (math.log's): pairs.subsampling.l0_of_t's operations, element by element."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        small = np.log1p(np.expm1(t) / q)
+        big = t + np.log1p(-(1.0 - q) * np.exp(-np.maximum(t, 1.0))) - log_q
+    return s2 * np.where(t > 1.0, big, small) + 0.5
+
+
+def _remove_family(which: str, t: Array, p: tuple[Array, ...]) -> Array:
+    """The remove order's cdf or sf at each t with its own row's (q, s, s^2, log q, cut) in
+    ``p`` (Continuous.family: the same values as each row's own functions)."""
+    q, s, s2, log_q, cut = p
+    with np.errstate(invalid="ignore"):
+        x = _x_of(t, q, s2, log_q)
+        if which == "cdf":
+            return np.where(t <= cut, 0.0, q * ndtr((x - 1.0) / s) + (1.0 - q) * ndtr(x / s))
+        return np.where(t <= cut, 1.0, q * ndtr((1.0 - x) / s) + (1.0 - q) * ndtr(-x / s))
+
+
+def _add_family(which: str, t: Array, p: tuple[Array, ...]) -> Array:
+    """The add order's cdf or sf, as ``_remove_family``."""
+    q, s, s2, log_q, cut = p
+    with np.errstate(invalid="ignore"):
+        x = _x_of(-t, q, s2, log_q)
+        if which == "cdf":
+            return np.where(t >= -cut, 1.0, ndtr(-x / s))
+        return np.where(t >= -cut, 0.0, ndtr(x / s))
 
 
 @dataclass(frozen=True, slots=True)

@@ -295,11 +295,12 @@ def _tail_values(fn, x: np.ndarray, progress: Callable[[float], None] | None, do
 def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
                      coarse: tuple[float, int] = (0.0, 1),
                      progress: Callable[[float], None] | None = None,
-                     tiers: tuple[tuple[float, int], ...] = ()
+                     tiers: tuple[tuple[float, int], ...] = (), scan: "Tails | None" = None
                      ) -> tuple[DiscretePRV, np.ndarray, np.ndarray, int]:
     """``discretize`` as (the row without its masses, the indices of the cells that hold mass,
     their masses, the number of cells): a long row's wide tail cells leave most of its cells
-    empty, and many rows are kept so (packed.py)."""
+    empty, and many rows are kept so (packed.py). ``scan``: Tails(prv.cont, h, tau) when the
+    caller has it (tails_batch.py: the same scans), for a row without a lattice's tables."""
     if not (h > 0 and math.isfinite(h)):
         raise ValueError(f"mesh h must be positive, got {h!r}")
     fin = prv.finite_mass
@@ -319,7 +320,7 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         tails: Tails | LatticeTails | None = LatticeTails.of(
             prv, h, tau, [tau, 0.5 * c.mass, *(p / 2 for p, r in (*tiers, coarse) if r >= 3 and p / 2 > tau)])
         if tails is None:
-            tails = Tails(c, h, tau)
+            tails = Tails(c, h, tau) if scan is None else scan
         a, b = tails.lower_cut(tau, 16 * h * r_out), tails.upper_cut(tau, 16 * h * r_out)
         median = tails.lower_cut(0.5 * c.mass, math.inf)  # (left of the median: the scan's point)
         j_lo = math.floor(a / h + 0.5)
@@ -446,8 +447,8 @@ def assemble(prv: PRV, h: float, max_cells: int, coarse: tuple[float, int], idx:
     tail_prob = st.cut / prv.finite_mass
     widen = 1 + 128 * _ULP * (1.0 + st.edge_max) / h
     by_width = st.by_width
-    classes = tuple((0.5 * int(w) * h * widen, float(by_width[w]) / kept * (1 + 1e-12))
-                    for w in np.flatnonzero(by_width > 0))
+    ws = np.flatnonzero(by_width > 0)  # (each width's (half-width, probability), worked out together)
+    classes = tuple(zip((0.5 * ws * h * widen).tolist(), (by_width[ws] / kept * (1 + 1e-12)).tolist()))
     fine = sparse = None
     if st.fine_cells is not None:
         fine = (max(0, st.fine_cells[0] - start), min(size, st.fine_cells[1] - start))
@@ -528,29 +529,54 @@ class Tails:
     STEPS = 16  # points per doubling of the distance
 
     def __init__(self, c, h: float, tau: float) -> None:
-        self.c = c
         quick = c.quick
-        self.left = self._scan(c.cdf, -1.0, c.lo, h, tau, quick[0])
-        self.right = self._scan(c.sf, 1.0, c.hi, h, tau, quick[1])
+        self._set(c, self._scan(c, c.cdf, -1.0, c.lo, h, tau, quick[0]),
+                  self._scan(c, c.sf, 1.0, c.hi, h, tau, quick[1]))
+
+    @classmethod
+    def of_scans(cls, c, left: tuple[np.ndarray, np.ndarray], right: tuple[np.ndarray, np.ndarray]) -> "Tails":
+        """The Tails whose scans (points, values) are ``left`` and ``right`` (tails_batch.py's,
+        made for many rows at once)."""
+        t = cls.__new__(cls)
+        t._set(c, left, right)
+        return t
+
+    def _set(self, c, left, right) -> None:
+        self.c, self.left, self.right = c, left, right
         # each scan's running minimum, negated: nondecreasing, so the first point at or below a
         # tau (the first whose minimum is) is one binary search, for many taus at once (a NaN,
         # never at or below tau, counts as +inf)
         self._keys = tuple(-np.minimum.accumulate(np.where(np.isnan(v), np.inf, v))
                            for v in (self.left[1], self.right[1]))
 
-    def _scan(self, tail, direction: float, end: float, h: float, tau: float, quick: float = math.inf):
-        xs, vals, j0 = [], [], 0
-        centre = self.c.centre
-        # (four doublings a call: a kind's tail is not evaluated much beyond its crossing, where
-        # some overflow, e.g. the shuffled pair's hazard at a loss of 1e12 nats)
-        block = 4 * self.STEPS
+    @classmethod
+    def first_block(cls, c, direction: float, end: float, h: float, quick: float) -> int:
+        """The points a scan evaluates in its first call."""
+        block = 4 * cls.STEPS
+        centre = c.centre
         if math.isfinite(end) and direction * (end - centre) > h:  # (up to the support's end: at once)
-            block = int(math.ceil(self.STEPS * math.log2(direction * (end - centre) / h))) + 1
+            block = int(math.ceil(cls.STEPS * math.log2(direction * (end - centre) / h))) + 1
             if math.isfinite(quick) and h < direction * (quick - centre) < direction * (end - centre):
                 # (first to the last point where the functions are quick: Continuous.quick)
-                block = int(math.floor(self.STEPS * math.log2(direction * (quick - centre) / h))) + 1
+                block = int(math.floor(cls.STEPS * math.log2(direction * (quick - centre) / h))) + 1
+        return block
+
+    @classmethod
+    def next_block(cls, c, direction: float, end: float, h: float, j0: int, block: int) -> int:
+        """The points of a scan's next call, ``j0`` of them made so far (``block`` the last)."""
+        if math.isfinite(end):  # (the rest of a finite tail at once)
+            return max(1, int(math.ceil(cls.STEPS * math.log2(direction * (end - c.centre) / h))) + 1 - j0)
+        return block
+
+    @classmethod
+    def _scan(cls, c, tail, direction: float, end: float, h: float, tau: float, quick: float = math.inf):
+        xs, vals, j0 = [], [], 0
+        centre = c.centre
+        # (four doublings a call: a kind's tail is not evaluated much beyond its crossing, where
+        # some overflow, e.g. the shuffled pair's hazard at a loss of 1e12 nats)
+        block = cls.first_block(c, direction, end, h, quick)
         while True:
-            dist = h * 2.0 ** ((j0 + np.arange(block)) / self.STEPS)
+            dist = h * 2.0 ** ((j0 + np.arange(block)) / cls.STEPS)
             x = centre + direction * dist
             past = np.flatnonzero(direction * (x - end) >= 0) if math.isfinite(end) else np.zeros(0, int)
             if past.size:
@@ -561,8 +587,7 @@ class Tails:
             if past.size or v[-1] <= tau:
                 break
             j0 += block
-            if math.isfinite(end):  # (the rest of a finite tail at once)
-                block = max(1, int(math.ceil(self.STEPS * math.log2(direction * (end - centre) / h))) + 1 - j0)
+            block = cls.next_block(c, direction, end, h, j0, block)
             if dist[-1] > 1e16 + abs(centre):  # (prv._search's limit, and its message)
                 raise ArithmeticError("PRV tail does not decay; cannot truncate")
         return np.concatenate(xs), np.concatenate(vals)

@@ -176,10 +176,10 @@ def pack(d: DiscretePRV) -> DiscretePRV | PackedRow:
 
 
 def discretize_packed(prv, h: float, tau: float, max_cells: int = 2 ** 26, coarse=(0.0, 1),
-                      progress=None, tiers=()) -> DiscretePRV | PackedRow:
+                      progress=None, tiers=(), scan=None) -> DiscretePRV | PackedRow:
     """discretize.discretize packed as ``pack`` would, without making the array of every cell
-    first."""
-    return _packed(*discretize_cells(prv, h, tau, max_cells, coarse, progress, tiers))
+    first (``scan`` as discretize_cells')."""
+    return _packed(*discretize_cells(prv, h, tau, max_cells, coarse, progress, tiers, scan))
 
 
 def dense(d: Row) -> DiscretePRV:

@@ -52,6 +52,7 @@ from .heap import give_back
 from ..pairs.prv import PRV
 from .packed import LazyRow, PackedRow, Row, Store, discretize_packed, from_cells, lazy, stub
 from .lattice_batch import BATCH_ROWS, discretize_cells_many
+from .tails_batch import tails_many
 from . import reuse
 from .reuse import discretized, table_bytes
 from .tree import TREE_ALWAYS, TREE_MIN, band_counts
@@ -296,6 +297,7 @@ def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[
     how, stores = (plan.h, n_max, plan.coarse, plan.tiers, let_go), (Store(), Store())
     batched = make is discretize_packed  # (lattice rows BATCH_ROWS at a time: lattice_batch.py)
     ahead: dict = {}
+    scanned: dict = {}
     for i, (prv, k) in enumerate(prvs):
         if cancel is not None and cancel():
             raise Cancelled("computation cancelled")
@@ -305,12 +307,18 @@ def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[
             got = discretize_cells_many(chunk, plan.h, [plan.tau(p) for p in chunk], n_max, plan.coarse,
                                         plan.tiers, let_go)
             ahead = {i + j: g for j, g in enumerate(got) if g is not None}
+            left = [j for j in range(len(chunk)) if i + j not in ahead]  # (their tails scanned together)
+            scans = tails_many([chunk[j].cont for j in left], plan.h,
+                               [plan.tau(chunk[j]) for j in left])
+            scanned = {i + j: t for j, t in zip(left, scans) if t is not None}
         made = ahead.pop(i, None)
         d: Row
         if made is not None:  # (the same cells and fields as discretize_packed's)
             d = from_cells(*made)
             if part is not None:
                 part(1.0)
+        elif batched:
+            d = make(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers, scanned.pop(i, None))
         else:
             d = make(prv, plan.h, plan.tau(prv), n_max, plan.coarse, part, plan.tiers)
         release = getattr(getattr(prv, "lattice", None), "release", None) if let_go else None

@@ -81,11 +81,10 @@ def _tilt(parts: list[tuple[DiscretePRV, np.ndarray, np.ndarray, int]], lam: flo
     log_m = m + np.log(s)
     summaries = blocks_many(stubs, [p[3] for p in parts], blocks, nz, w, counts)
     out = []
-    for r, st in enumerate(stubs):
-        size = parts[r][3]
-        a, b = int(first[r]), int(first[r] + counts[r])
-        pmf = np.zeros(size)
+    ends = (first + counts).tolist()
+    for st, part, a, b, centre, lm, re, summary in zip(stubs, parts, first.tolist(), ends, mean_idx.tolist(),
+                                                      log_m.tolist(), rel.tolist(), summaries):
+        pmf = np.zeros(part[3])
         pmf[nz[a:b]] = w[a:b]
-        out.append(Tilted(st.with_pmf(pmf, int(round(float(mean_idx[r])))), float(log_m[r]), float(rel[r]),
-                          int(counts[r]) * 2.0 ** -1022, summaries[r]))
+        out.append(Tilted(st.with_pmf(pmf, int(round(centre))), lm, re, (b - a) * 2.0 ** -1022, summary))
     return out

@@ -56,7 +56,7 @@ def blocks_many(stubs: Sequence[DiscretePRV], cells: Sequence[int], blocks: Sequ
     bincount over (row, block) for all rows, which adds each block's masses in the order a
     row's own bincount would: each row's summary is the same alone or among others."""
     size = np.array([max(1, -(-c // b)) for c, b in zip(cells, blocks)], dtype=np.int64)
-    n_blocks = -(-np.array(cells, dtype=np.int64) // size)
+    n_blocks = np.maximum(1, -(-np.array(cells, dtype=np.int64) // size))  # (a row of no cells: one empty block)
     base = np.cumsum(n_blocks) - n_blocks  # each row's first block in the whole
     size_at = np.repeat(size, counts)
     b = idx // size_at
@@ -73,12 +73,11 @@ def blocks_many(stubs: Sequence[DiscretePRV], cells: Sequence[int], blocks: Sequ
     shift = np.repeat(np.array([s.shift for s in stubs]), n_blocks)
     centres = (start + j * np.repeat(size, n_blocks) + mloc) * h + shift
     keep = p > 0
-    out = []
-    for r, s in enumerate(stubs):
-        a, z = int(base[r]), int(base[r] + n_blocks[r])
-        k = keep[a:z]
-        out.append((logp[a:z][k], centres[a:z][k], (int(size[r]) - 1) * s.h))
-    return out
+    # each row's blocks that hold mass: slices of the blocks kept, cut where each row's end
+    ends = np.cumsum(np.add.reduceat(keep, base, dtype=np.int64)).tolist()
+    logp, centres = logp[keep], centres[keep]
+    return [(logp[a:z], centres[a:z], (w - 1) * s.h)
+            for s, a, z, w in zip(stubs, [0, *ends[:-1]], ends, size.tolist())]
 
 
 def _cgf_bounds(blocks: tuple[np.ndarray, np.ndarray, float], lams: np.ndarray) -> np.ndarray:

@@ -44,6 +44,11 @@ class Continuous:
     #: the points between which cdf and sf are quick to evaluate (a lattice's whole tail sums
     #: end there: kinds/discrete_gaussian.py); a tail scan stops at them before going on
     quick: tuple[float, float] = (-math.inf, math.inf)
+    #: (family, parameters): ``family(which, t, params)`` gives cdf ("cdf") or sf ("sf") at t
+    #: with each point's own row's parameters (``params``: one row of them per point), the
+    #: same values as this part's own functions; None: no such family (discretize's tail scans
+    #: of many rows together, tails_batch.py)
+    family: tuple[Callable[[str, Array, tuple[Array, ...]], Array], tuple[float, ...]] | None = None
 
     def lower_cut(self, tau: float, tol: float = 0.0) -> float:
         """A point a with cdf(a) <= tau (the support's lower end if tau is tiny enough)."""
