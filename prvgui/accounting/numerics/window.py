@@ -150,16 +150,18 @@ class PreparedRow:
         return row[idx]
 
 
-def _fill(rows: Sequence[PreparedRow], negative: bool, idx: np.ndarray) -> None:
-    """Each row's ``cgf`` at +-LAMBDAS[idx], for all of them in one pass over their blocks
-    stacked side by side (``_cgf_bounds`` row by row costs a call per row and lambda chunk: a
-    thousand rows' windows spent a second there)."""
+def _fill(rows: Sequence[PreparedRow], sides: Sequence[tuple[bool, np.ndarray]]) -> None:
+    """Each row's ``cgf`` at +-LAMBDAS[idx] for each (negative, idx) of ``sides``, for all of
+    them in one pass over their blocks stacked side by side (``_cgf_bounds`` row by row costs a
+    call per row and lambda chunk: a thousand rows' windows spent a second there). Each value
+    is worked out on its own lambda's row of the work space, so the same whichever lambdas and
+    rows are worked out with it."""
     blocks = [r.summary() for r in rows]
     sizes = np.array([b[0].size for b in blocks])
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     logp = np.concatenate([b[0] for b in blocks])
     centres = np.concatenate([b[1] for b in blocks])
-    lams = -LAMBDAS[idx] if negative else LAMBDAS[idx]
+    lams = np.concatenate([-LAMBDAS[idx] if negative else LAMBDAS[idx] for negative, idx in sides])
     out = np.empty((lams.size, len(rows)))
     for part in range(0, lams.size, 8):  # (8 lambdas at a time: a few MB of work space)
         e = lams[part:part + 8, None] * centres
@@ -173,16 +175,39 @@ def _fill(rows: Sequence[PreparedRow], negative: bool, idx: np.ndarray) -> None:
         corr = np.where(x < 600, np.log1p(0.5 * x * x * np.exp(np.minimum(x, 600))),
                         math.log(0.5) + 2 * np.log(np.maximum(x, 1e-300)) + x)
     out += corr
-    for i, r in enumerate(rows):
-        r._cgf[int(negative)][idx] = out[:, i]
+    at = 0
+    for negative, idx in sides:
+        got = out[at:at + idx.size]
+        at += idx.size
+        for i, r in enumerate(rows):
+            r._cgf[int(negative)][idx] = got[:, i]
+
+
+def _missing(rows: Sequence[tuple[PreparedRow, float]], sides: Sequence[tuple[bool, np.ndarray]]) -> list[PreparedRow]:
+    """The rows whose bounds at any of ``sides``' lambdas are not kept yet."""
+    out = []
+    for r, _ in rows:
+        if any(np.isnan(r._cgf[int(negative)][idx]).any() for negative, idx in sides):
+            out.append(r)
+    return out
 
 
 def _cgf_sum(rows: Sequence[tuple[PreparedRow, float]], negative: bool, idx: np.ndarray) -> np.ndarray:
-    """sum k cgf(+-LAMBDAS[idx]) over the rows, the bounds not kept yet made together."""
-    todo = [r for r, _ in rows if np.isnan(r._cgf[int(negative)][idx]).any()]
-    if len(todo) > 1:
-        _fill(todo, negative, idx)
-    return sum((k * r.cgf(negative, idx) for r, k in rows), np.zeros(idx.size))
+    """sum k cgf(+-LAMBDAS[idx]) over the rows, the bounds not kept yet made together; summed
+    row after row (a cumulative sum down the rows: the order of a sum over them one by one)."""
+    if not rows:
+        return np.zeros(idx.size)
+    sign = int(negative)
+    cg = np.stack([r._cgf[sign][idx] for r, _ in rows])
+    if np.isnan(cg).any():
+        todo = [rows[i][0] for i in np.flatnonzero(np.isnan(cg).any(axis=1)).tolist()]
+        if len(todo) > 1:
+            _fill(todo, [(negative, idx)])
+        for r in todo:  # (one row alone: its own bounds; filled: read back)
+            r.cgf(negative, idx)
+        cg = np.stack([r._cgf[sign][idx] for r, _ in rows])
+    ks = np.array([float(k) for _, k in rows])
+    return np.cumsum(ks[:, None] * cg, axis=0)[-1]
 
 
 def choose_window(rows: Sequence[tuple[PreparedRow, float]], mass: float,
@@ -199,6 +224,12 @@ def choose_window(rows: Sequence[tuple[PreparedRow, float]], mass: float,
     if hint is None:
         return choose_windows(rows, None, np.zeros(1), mass)[0]
     log_t = math.log(2.0 / mass)
+    last = LAMBDAS.size - 1
+    if False in hint and True in hint:  # (both sides' first lambdas, _descend's, in one pass)
+        sides = [(neg, np.arange(max(0, hint[neg] - 1), min(last, hint[neg] + 1) + 1)) for neg in (False, True)]
+        todo = _missing(rows, sides)
+        if len(todo) > 1:
+            _fill(todo, sides)
     ends = []
     for negative in (False, True):
         def g(idx: np.ndarray, negative: bool = negative) -> np.ndarray:

@@ -224,7 +224,7 @@ def test_rows_summed_together_give_each_rows_cumulant_bound():
     together = [window.PreparedRow(d, window.ONCE_BLOCKS) for d in rows]
     alone = [window.PreparedRow(d, window.ONCE_BLOCKS) for d in rows]
     for negative in (False, True):
-        window._fill(together, negative, idx)
+        window._fill(together, [(negative, idx)])
         a = np.array([r.cgf(negative, idx) for r in together])
         b = np.array([r.cgf(negative, idx) for r in alone])
         assert np.allclose(a, b, rtol=1e-13, atol=1e-13)
@@ -232,6 +232,29 @@ def test_rows_summed_together_give_each_rows_cumulant_bound():
     lo, hi, err = window.choose_window(fresh, 1e-17)
     one_by_one = [(r, 1) for r in alone]
     assert (lo, hi, err) == pytest.approx(window.choose_window(one_by_one, 1e-17), rel=1e-12, abs=1e-12)
+
+
+def test_both_sides_filled_together_and_summed_as_one_by_one():
+    """window._fill of both sides' lambdas in one pass gives, to the bit, the bounds of each side
+    filled alone; window._cgf_sum gives, to the bit, the sum over the rows one after the other
+    (k times each row's bound), and nothing for no rows."""
+    from prvgui.accounting.numerics import window
+    rng = np.random.default_rng(5)
+    rows = [discretize(subsampled_gaussian_prv(float(s), float(q), "remove"), 1e-3, 1e-20)
+            for s, q in zip(rng.uniform(0.8, 1.5, 9), rng.uniform(0.001, 0.05, 9))]
+    sides = [(False, np.arange(30, 33)), (True, np.arange(40, 44))]
+    together = [window.PreparedRow(d, window.ONCE_BLOCKS) for d in rows]
+    apart = [window.PreparedRow(d, window.ONCE_BLOCKS) for d in rows]
+    window._fill(together, sides)
+    for side in sides:
+        window._fill(apart, [side])
+    for a, b in zip(together, apart):
+        assert np.array_equal(a._cgf, b._cgf, equal_nan=True)
+    ks = rng.integers(1, 9, len(rows)).tolist()
+    for negative, idx in sides:
+        want = sum((k * r.cgf(negative, idx) for r, k in zip(apart, ks)), np.zeros(idx.size))
+        assert np.array_equal(window._cgf_sum(list(zip(together, ks)), negative, idx), want)
+        assert np.array_equal(window._cgf_sum([], negative, idx), np.zeros(idx.size))
 
 
 def test_consumed_rows_are_let_go_and_compose_the_same(monkeypatch):
