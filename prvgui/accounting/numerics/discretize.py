@@ -680,7 +680,7 @@ def _within(r: int, room: int) -> int:
     return r - 1 + r % 2
 
 
-def _edges(c: "Tails | LatticeTails", h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int],
+def _edges(c: "Cuts", h: float, j_lo: int, j_hi: int, tau: float, coarse: tuple[float, int],
            tiers: tuple[tuple[float, int], ...] = ()) -> np.ndarray:
     """Cell indices of the edges (edge i at (e_i - 1/2) h), the tier points read from the tail
     scans ``c``: single cells from j_lo to j_hi, or
@@ -695,7 +695,7 @@ def _edges(c: "Tails | LatticeTails", h: float, j_lo: int, j_hi: int, tau: float
 
 class Cuts(Protocol):
     """What ``edge_pieces`` reads of a row's tails: the cut point of each tail mass (Tails,
-    LatticeTails, lattice_batch's cut points read together)."""
+    LatticeTails; lattice_batch._pieces works the same runs out from its rows' cut points)."""
 
     def cuts(self, upper: bool, taus: Sequence[float]) -> list[float]: ...
 
