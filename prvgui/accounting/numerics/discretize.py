@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import chain
-from typing import Callable, NamedTuple, Protocol, Sequence
+from typing import Any, Callable, Generator, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -301,6 +301,31 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
     their masses, the number of cells): a long row's wide tail cells leave most of its cells
     empty, and many rows are kept so (packed.py). ``scan``: Tails(prv.cont, h, tau) when the
     caller has it (tails_batch.py: the same scans), for a row without a lattice's tables."""
+    run = cells_steps(prv, h, tau, max_cells, coarse, tiers, scan)
+    try:
+        c, lo, hi = next(run)
+    except StopIteration as done:  # (no continuous part to evaluate)
+        return done.value
+    total = lo.size + hi.size  # (the edges and one)
+    values = (_tail_values(c.cdf, lo, progress, 0, total), _tail_values(c.sf, hi, progress, lo.size, total))
+    try:
+        run.send(values)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("cells_steps asks for the tails' values once")
+
+
+Cells = tuple["DiscretePRV", np.ndarray, np.ndarray, int]
+
+
+def cells_steps(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[float, int],
+                tiers: tuple[tuple[float, int], ...], scan: "Tails | None"
+                ) -> Generator[tuple[Any, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], Cells]:
+    """``discretize_cells`` as steps: it yields (the continuous part, the edges whose cdf it
+    needs, those whose sf it needs), is sent (cdf there, sf there) and returns the answer (at
+    once, without yielding, when there is no continuous part to evaluate). discretize_cells
+    evaluates them with the part's own functions; tails_batch.discretize_many evaluates many
+    rows' at once with their family (the same values), so both run this very code."""
     if not (h > 0 and math.isfinite(h)):
         raise ValueError(f"mesh h must be positive, got {h!r}")
     fin = prv.finite_mass
@@ -339,8 +364,7 @@ def discretize_cells(prv: PRV, h: float, tau: float, max_cells: int = 2 ** 26,
         k = min(max(int(np.searchsorted(edges, median, side="right")) - 1, 1), edges.size - 1)
         if k == 1 and float(c.cdf(edges[1:2])[0]) > 0.5 * c.mass:
             k = 0
-        left = _tail_values(c.cdf, edges[:k + 1], progress, 0, edges.size + 1)
-        right = _tail_values(c.sf, edges[k:], progress, k + 1, edges.size + 1)
+        left, right = yield c, edges[:k + 1], edges[k:]
         masses = np.concatenate([np.diff(left), -np.diff(right)])
         masses = np.maximum(masses, 0.0)
         cut_lo, cut_hi = float(left[0]), float(right[-1])

@@ -52,7 +52,7 @@ from .heap import give_back
 from ..pairs.prv import PRV
 from .packed import LazyRow, PackedRow, Row, Store, discretize_packed, from_cells, lazy, stub
 from .lattice_batch import BATCH_ROWS, discretize_cells_many
-from .tails_batch import tails_many
+from .tails_batch import discretize_many as family_cells, tails_many
 from . import reuse
 from .reuse import discretized, table_bytes
 from .tree import TREE_ALWAYS, TREE_MIN, band_counts
@@ -310,7 +310,10 @@ def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[
             left = [j for j in range(len(chunk)) if i + j not in ahead]  # (their tails scanned together)
             scans = tails_many([chunk[j].cont for j in left], plan.h,
                                [plan.tau(chunk[j]) for j in left])
-            scanned = {i + j: t for j, t in zip(left, scans) if t is not None}
+            cells = family_cells([chunk[j] for j in left], plan.h, [plan.tau(chunk[j]) for j in left], n_max,
+                                 plan.coarse, plan.tiers, scans)
+            ahead.update((i + j, g) for j, g in zip(left, cells) if g is not None)
+            scanned = {i + j: t for j, t in zip(left, scans) if t is not None and i + j not in ahead}
         made = ahead.pop(i, None)
         d: Row
         if made is not None:  # (the same cells and fields as discretize_packed's)

@@ -13,17 +13,21 @@ are Tails.first_block's and next_block's, the points the same operations on the 
 family's values are the row's own functions' (the kind's test checks them bit for bit). So a
 streamed row discretised again alone (packed.LazyRow) has the cells the certificate was given.
 A row whose scan would raise (a tail that does not decay) is left to scan alone, which raises.
+
+The rows' cells follow the same way (``discretize_many``): each row runs discretize.cells_steps,
+the very code of discretize_cells, up to the cdf and sf at its edges, which two family calls
+give for all the rows; so each row is discretize_cells' answer alone, bit for bit.
 Test: tests/accounting/numerics/test_tails_batch.py.
 """
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from ..pairs.prv import Continuous
-from .discretize import Tails
+from ..pairs.prv import PRV, Continuous
+from .discretize import Cells, Tails, cells_steps
 
 Scan = tuple[np.ndarray, np.ndarray]
 
@@ -46,6 +50,67 @@ def tails_many(conts: Sequence[Continuous | None], h: float, taus: Sequence[floa
             if a is not None and b is not None:
                 out[i] = Tails.of_scans(c, a, b)
     return out
+
+
+#: discretize_many evaluates the edges of the rows waiting for their values once they pass this
+#: many points: the waiting rows' steps hold their edges (a few arrays of them each), so that 64
+#: rows of a million edges each are not held at once (a row past it is evaluated alone)
+EDGE_POINTS = 1 << 21
+
+
+def discretize_many(prvs: Sequence[PRV], h: float, taus: Sequence[float], max_cells: int,
+                    coarse: tuple[float, int], tiers: tuple[tuple[float, int], ...],
+                    scans: Sequence[Tails | None]) -> list[Cells | None]:
+    """discretize_cells(prvs[i], h, taus[i], max_cells, coarse, None, tiers, scans[i]) for each
+    row given a scan whose part has a family: every row runs discretize.cells_steps, and the
+    cdf and sf at the edges of the rows waiting (up to EDGE_POINTS of them) are evaluated in two
+    calls of the family (the rows' own values, bit for bit), so each row's answer is the one it
+    gets alone. None for a row without a scan or a family, or whose steps raise (discretised
+    alone, in its turn, it raises the same)."""
+    out: list[Cells | None] = [None] * len(prvs)
+    waiting: list[tuple[int, Any, Continuous, np.ndarray, np.ndarray]] = []
+    points = 0
+    for i, (prv, tau, scan) in enumerate(zip(prvs, taus, scans)):
+        c = prv.cont
+        if scan is None or c is None or c.family is None:
+            continue
+        run = cells_steps(prv, h, tau, max_cells, coarse, tiers, scan)
+        try:
+            _, lo, hi = next(run)
+        except StopIteration as done:
+            out[i] = done.value
+            continue
+        except Exception:  # (discretised alone, in its turn, it raises the same)
+            continue
+        if waiting and points + lo.size + hi.size > EDGE_POINTS:
+            _answer(waiting, out)
+            waiting, points = [], 0
+        waiting.append((i, run, c, lo, hi))
+        points += lo.size + hi.size
+    _answer(waiting, out)
+    return out
+
+
+def _answer(waiting: list[tuple[int, Any, Continuous, np.ndarray, np.ndarray]], out: list[Cells | None]) -> None:
+    """The cdf and sf at the waiting rows' edges, a family at a time, sent to their steps."""
+    by_family: dict = {}
+    for w in waiting:
+        by_family.setdefault(w[2].family[0], []).append(w)  # type: ignore[index]
+    for family, rows in by_family.items():
+        values = []
+        for which, at in (("cdf", 3), ("sf", 4)):
+            sizes = np.array([r[at].size for r in rows], dtype=np.int64)
+            params = zip(*(r[2].family[1] for r in rows))
+            v = family(which, np.concatenate([r[at] for r in rows]),
+                       tuple(np.repeat(np.array(col, dtype=float), sizes) for col in params))
+            values.append(np.split(np.asarray(v, dtype=float), np.cumsum(sizes)[:-1]))
+        for (i, run, _, _, _), left, right in zip(rows, *values):
+            try:
+                run.send((left, right))
+            except StopIteration as done:
+                out[i] = done.value
+            except Exception:  # (as above)
+                pass
 
 
 def _scan_many(family, which: str, direction: float, cs: list[Continuous], params: list[np.ndarray],
