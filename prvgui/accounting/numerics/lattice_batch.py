@@ -34,7 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..pairs.prv import PRV
-from .discretize import CellStats, DiscretePRV, assemble
+from .discretize import Cells, CellStats, assemble
 
 #: rows discretised together: their edges side by side (about 2500 a discrete Gaussian among 10^4
 #: at delta 1e-10) stay in the cache, a megabyte an array (with 256 rows a batch, 10^4 discrete
@@ -47,9 +47,6 @@ BATCH_BYTES = 32 * 2 ** 20
 #: and a batch would copy them (300 discrete Gaussians at sigma 5 x 10^4 to 10^5, 13 MB of tail
 #: sums each: 59 s alone, 65 to 68 s batched)
 ROW_TABLE_MAX = 1 << 20
-
-Cells = tuple[DiscretePRV, np.ndarray, np.ndarray, int]
-
 
 def stackable(prv: PRV) -> bool:
     """Whether ``prv`` is a lattice row whose kind stacks its tables (``stack``), with no atoms
