@@ -46,7 +46,7 @@ from scipy.optimize import brentq
 
 from .compose import Composed, row_blocks
 from .discretize import DiscretePRV
-from .packed import LazyRow, PackedRow, Row, dense, let_go_summaries, nonzero
+from .packed import LazyRow, PackedRow, Row, dense, let_go_summaries
 from .sums import dot
 from .tree import compose_many
 from .tilt_batch import tilt_many
@@ -252,29 +252,11 @@ def choose_lambda(rows: Sequence[tuple[Row, int]], target: float) -> float | Non
 
 def tilt_row(row: Row, lam: float) -> tuple[DiscretePRV, float, float, float]:
     """(the row tilted by ``lam``, log M, a bound on each tilted mass's relative rounding, a
-    bound on the tilted mass lost to underflow). A packed row is tilted from its nonzero cells,
-    which are those of its array of cells, in the same order: the same numbers."""
-    d, nz, p, size = nonzero(row)  # (wide tail cells leave most of a long row empty)
-    if nz.size == 0:
-        return dense(row), 0.0, 0.0, 0.0
-    y = (d.start + nz) * d.h + d.shift
-    logp = np.log(p)
-    logw = logp + lam * y
-    m = float(logw.max())
-    with np.errstate(under="ignore"):
-        w = np.exp(logw - m)
-    s = float(w.sum())  # >= 1: the largest term is e^0
-    w /= s
-    pmf = np.zeros(size)
-    pmf[nz] = w
-    lost = nz.size * 2.0 ** -1022  # a mass below the smallest normal may round to 0
-    mean_idx = dot(w, nz)
-    y_abs = max(abs(float(y[0])), abs(float(y[-1])))
-    log_p = float(-logp.min())
-    # log p, lam * y, the shift by m, exp and the division: a few ulps each, the exponent's
-    # rounding scaled by its size; s cancels exactly (L uses the same s)
-    rel = _U * (8.0 + 4.0 * log_p + 4.0 * abs(lam) * y_abs + 4.0 * abs(m))
-    return d.with_pmf(pmf, int(round(mean_idx))), m + math.log(s), rel, lost
+    bound on the tilted mass lost to underflow): tilt_batch.tilt_many of the row alone, without
+    its summary. A packed row is tilted from its nonzero cells, which are those of its array of
+    cells, in the same order: the same numbers."""
+    t = tilt_many([row], lam, None)[0]
+    return t.row, t.log_m, t.rel, t.lost
 
 
 class Tilting:

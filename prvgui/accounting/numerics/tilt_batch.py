@@ -1,21 +1,23 @@
-"""A group's rows tilted together (tree.compose_many's leaves at a small delta), each with the
-block summary its group's window reads.
+"""Rows tilted by lambda (tilt.py), a group at a time (tree.compose_many's leaves at a small
+delta), each with the block summary its group's window reads; tilt.tilt_row is one row alone.
 
-tilt.tilt_row tilts one row in about twenty NumPy calls on its nonzero cells (a thousand for a
-discrete Gaussian among 10^4), and window.cgf_blocks then summarises the tilted row's array of
-cells (eight thousand) for its group's Chernoff window: 10^4 discrete Gaussians at delta 1e-10
-spent 0.55 s in the first and 0.66 s in the second, mostly in the calls' own cost. Here a
-group's rows are tilted side by side in one array and summarised from their nonzero cells in
-the same pass.
+For a row with masses p_j at values y_j (its nonzero cells) the tilted masses are
+q_j = e^{log p_j + lam y_j - m} / s, with m the largest exponent and s = sum_j e^{... - m} >= 1,
+and log M = m + log s. The computed s cancels exactly, whichever way it is added (here in
+sequence), since the same s divides the masses and enters L = sum k log M. Each mass's rounding
+(log p, lam y, the shift by m, exp and the division: a few ulps each, the exponent's rounding
+scaled by its size) is bounded by ``rel``; a mass below the smallest normal may round to 0
+(``lost``). The tilted mean that picks the row's centre (where its transform is centred: a
+choice, not a bound) is a sum too.
 
-Each tilted row is tilt_row's in value: the same masses, the same rounding bound, the same log M
-up to the order of one sum. The sum s_i = sum_j w_ij of a row (its masses divided by s_i and
-log M_i = m_i + log s_i, tilt.py) is added here in sequence rather than pairwise: s cancels
-exactly whichever way it is added, since the same s divides the masses and enters L. The tilted
-mean that picks the row's centre (where its transform is centred: a choice, not a bound) is
-likewise a sequential sum. The block summary is window.cgf_blocks' of the tilted row, taken
-from its nonzero cells (window.blocks_many, as a packed row's: empty cells add nothing).
-Test: tests/accounting/numerics/test_tilt_batch.py.
+One row at a time this was about twenty NumPy calls on a thousand nonzero cells (a discrete
+Gaussian among 10^4), and window.cgf_blocks then summarised the tilted row's eight thousand
+cells again for its group's Chernoff window: 10^4 discrete Gaussians at delta 1e-10 spent 0.55 s
+in the first and 0.66 s in the second, mostly in the calls' own cost. Here a group's rows are
+tilted side by side in one array, each row's sums and extremes over its own segment, and
+summarised from their nonzero cells in the same pass (window.blocks_many, as a packed row's:
+empty cells add nothing), so each row's answer is the same alone or among others.
+Test: tests/accounting/numerics/test_tilt_batch.py (against the definition, summed exactly).
 """
 from __future__ import annotations
 
@@ -41,8 +43,9 @@ class Tilted(NamedTuple):
     summary: tuple[np.ndarray, np.ndarray, float] | None
 
 
-def tilt_many(rows: Sequence[Row], lam: float, blocks: Sequence[int]) -> list[Tilted]:
-    """Each row tilted by ``lam`` (tilt.tilt_row) with its summary on ``blocks[i]`` blocks."""
+def tilt_many(rows: Sequence[Row], lam: float, blocks: Sequence[int] | None) -> list[Tilted]:
+    """Each row tilted by ``lam`` with its summary on ``blocks[i]`` blocks (None: no summaries):
+    q_j = p_j e^{lam y_j} / M over its nonzero cells (module docstring)."""
     parts = [nonzero(r) for r in rows]
     out: list[Tilted | None] = [None] * len(rows)
     live = [i for i, p in enumerate(parts) if p[1].size]
@@ -50,13 +53,13 @@ def tilt_many(rows: Sequence[Row], lam: float, blocks: Sequence[int]) -> list[Ti
         if not p[1].size:
             out[i] = Tilted(dense(rows[i]), 0.0, 0.0, 0.0, None)
     if live:
-        for i, t in zip(live, _tilt([parts[i] for i in live], lam, [blocks[i] for i in live])):
+        for i, t in zip(live, _tilt([parts[i] for i in live], lam, None if blocks is None else [blocks[i] for i in live])):
             out[i] = t
     return out  # type: ignore[return-value]
 
 
 def _tilt(parts: list[tuple[DiscretePRV, np.ndarray, np.ndarray, int]], lam: float,
-          blocks: list[int]) -> list[Tilted]:
+          blocks: list[int] | None) -> list[Tilted]:
     stubs = [p[0] for p in parts]
     counts = np.array([p[1].size for p in parts], dtype=np.int64)
     first = np.cumsum(counts) - counts
@@ -79,7 +82,7 @@ def _tilt(parts: list[tuple[DiscretePRV, np.ndarray, np.ndarray, int]], lam: flo
     log_p = -np.minimum.reduceat(logp, first)
     rel = _U * (8.0 + 4.0 * log_p + 4.0 * abs(lam) * y_abs + 4.0 * np.abs(m))
     log_m = m + np.log(s)
-    summaries = blocks_many(stubs, [p[3] for p in parts], blocks, nz, w, counts)
+    summaries: list = [None] * len(parts) if blocks is None else blocks_many(stubs, [p[3] for p in parts], blocks, nz, w, counts)
     out = []
     ends = (first + counts).tolist()
     for st, part, a, b, centre, lm, re, summary in zip(stubs, parts, first.tolist(), ends, mean_idx.tolist(),
