@@ -269,9 +269,7 @@ class Tilting:
         self.log_m = self.log_rel = self.lost = self.mag = 0.0
 
     def row(self, row: tuple[Row, int]) -> tuple[DiscretePRV, int]:
-        d, k = row
-        t, lm, rel, gone = tilt_row(d, self.lam)
-        self._add(k, lm, rel, gone)
+        t, k, _ = self.rows([row])[0]
         return t, k
 
     def rows(self, rows: Sequence[tuple[Row, int]]) -> list[tuple[DiscretePRV, int, PreparedRow | None]]:
@@ -280,18 +278,15 @@ class Tilting:
         got = tilt_many([d for d, _ in rows], self.lam, [row_blocks(k) for _, k in rows])
         out: list[tuple[DiscretePRV, int, PreparedRow | None]] = []
         for t, (_, k) in zip(got, rows):
-            self._add(k, t.log_m, t.rel, t.lost)
+            self.log_m += k * t.log_m
+            self.mag += k * abs(t.log_m)
+            # ((1 - rel)^-k >= each factor's k-th power; a rounding as large as the masses
+            # themselves, losses near 1e11 at a large lambda, bounds nothing: an infinite factor)
+            self.log_rel += k * math.log1p(t.rel / (1 - t.rel)) if t.rel < 1 else math.inf
+            self.lost += k * t.lost
             prep = None if t.summary is None else PreparedRow(t.row, row_blocks(k), t.summary)
             out.append((t.row, k, prep))
         return out
-
-    def _add(self, k: int, lm: float, rel: float, gone: float) -> None:
-        self.log_m += k * lm
-        self.mag += k * abs(lm)
-        # ((1 - rel)^-k >= each factor's k-th power; a rounding as large as the masses
-        # themselves, losses near 1e11 at a large lambda, bounds nothing: an infinite factor)
-        self.log_rel += k * math.log1p(rel / (1 - rel)) if rel < 1 else math.inf
-        self.lost += k * gone
 
     def info(self) -> dict:
         return {"lam": self.lam, "L": self.log_m, "log_rel": self.log_rel, "lost": self.lost, "mag": self.mag}
