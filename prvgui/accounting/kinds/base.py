@@ -460,6 +460,14 @@ class Mechanism:
     def _prv(self, order: str) -> _prv.PRV:
         raise NotImplementedError
 
+    def loss_bounds(self, order: str = "remove") -> tuple[float, float]:
+        """(at most P(Y = +inf), at least the largest value Y takes) of one run in ``order``
+        (add/remove): what an estimate of many rows reads without making their PRVs
+        (Accountant.cost). The PRV's own two numbers; a kind whose PRV is slow to make gives
+        bounds of them instead (a discrete Gaussian's tables, a subsampled Gaussian's cuts)."""
+        prv = self.prv(order)
+        return prv.inf_mass, prv.max_loss
+
     def is_trivial(self) -> bool:
         """True if the mechanism leaks nothing (Y = 0 almost surely)."""
         return False

@@ -219,6 +219,15 @@ class SubsampledGaussian(SampledBatches, Mechanism):  # type: ignore[misc, overr
             raise fixed_size_error()
         return subsampled_gaussian_prv(self.noise, self.sampling_rate, order)
 
+    def loss_bounds(self, order: str = "remove") -> tuple[float, float]:
+        """With noise, no mass at +infinity and no largest loss in the remove order (the loss
+        log(1 - q + q e^(...)) of a Gaussian is unbounded): (0, inf), exact there and an upper
+        end in the add order (whose loss stays below -log(1 - q)). Making the PRV takes about
+        0.3 ms (its tail cuts)."""
+        if self.sampling == "poisson" and 0 < self.noise < math.inf and not self.is_trivial():
+            return 0.0, math.inf
+        return Mechanism.loss_bounds(self, order)
+
     def gaussian_mu(self) -> float | None:
         """mu = sensitivity / sigma at rate 1: inf without noise, 0 without sensitivity (not
         1 / noise, whose inf means "no noise": mu 0 there said rho = 0 of a noiseless release)."""

@@ -282,9 +282,12 @@ def _lazy(prv: PRV, d: Row, plan: Plan, how: tuple, stores: tuple[Store, Store])
 RELEASE_BYTES = 128 * 2 ** 20
 
 
-def lets_go(prvs: Sequence[tuple[PRV, int]]) -> bool:
-    """Whether discretize_many lets these rows' tables go as it goes (RELEASE_BYTES)."""
-    return len(prvs) >= TREE_ALWAYS and sum(table_bytes(prv) for prv, _ in prvs) > RELEASE_BYTES
+def lets_go(prvs: Sequence[tuple[PRV, int]], tables: float | None = None) -> bool:
+    """Whether discretize_many lets these rows' tables go as it goes (RELEASE_BYTES); ``tables``:
+    their bytes when known (the cost model's estimate of many rows: pricing_many.row_sum)."""
+    if len(prvs) < TREE_ALWAYS:
+        return False
+    return (sum(table_bytes(prv) for prv, _ in prvs) if tables is None else tables) > RELEASE_BYTES
 
 
 def _discretized(prvs, plan: Plan, n_max: int, cancel, progress, make: Callable[..., Row],

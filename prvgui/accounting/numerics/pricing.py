@@ -17,7 +17,8 @@ window (window.py, whose width does not depend on the mesh) and the band limit
 milliseconds per order of the pair and composes nothing.
 
 The rows' PRVs are held while the query runs: their bytes (``prv_bytes``) are added once to
-the query's peak (a discrete Gaussian's hold part of its lattice's tail sums).
+the query's peak (a discrete Gaussian's hold part of its lattice's tail sums). Many rows are
+priced before their PRVs are made: from the PRVs of the rows pictured (pricing_many.Sampled).
 
 It is a warning, not a certificate: the figures are for an unloaded machine; the rebuilds
 that depend on the answer are predicted by rule (``needs_long_double`` for epsilon's tilted
@@ -64,7 +65,7 @@ from ..core.errors import GridTooLarge
 from ..core.cost import ZERO, Cost
 from .pipeline import Plan, coarsened, lets_go, make_plan
 from .reuse import table_bytes
-from .pricing_many import PACKED_BYTES, price as price_many, sample_indices
+from .pricing_many import PACKED_BYTES, Sampled, counts_of, price as price_many, row_sum, sample_indices
 from .tree import TREE_ALWAYS
 from ..pairs.lattice import KEEP_BYTES
 from ..pairs.prv import PRV
@@ -190,9 +191,9 @@ class _Row:
 class _Order:
     """The coarse picture of one order of the pair: its rows, and windows and bands by count."""
 
-    def __init__(self, prvs: Sequence[tuple[PRV, int]], k_total: int, err: float) -> None:
+    def __init__(self, prvs: "Sequence[tuple[PRV, int]] | Sampled", k_total: int, err: float) -> None:
         # many rows: a sample of them, each standing for ``weight`` rows (pricing_many.py)
-        self.idx = sample_indices([k for _, k in prvs])
+        self.idx = sample_indices(counts_of(prvs))
         self.many = len(self.idx) < len(prvs)
         self.weight = len(prvs) / max(1, len(self.idx))
         picked = [prvs[i] for i in self.idx]
@@ -202,7 +203,8 @@ class _Order:
         #: the tables each discretisation makes again: all the rows' once they let them go
         #: (pipeline.lets_go: the next query finds every one let go; the first, all but those a
         #: kind keeps, KEEP_BYTES, priced as well: the safe side)
-        self.remade = float(sum(table_bytes(prv) for prv, _ in prvs)) if lets_go(prvs) else 0.0
+        tables = row_sum(prvs, table_bytes)
+        self.remade = tables if lets_go(prvs, tables) else 0.0
         self.h_c, self.err = h_c, err
         self._windows: dict = {}
         self._bands: dict = {}
@@ -318,10 +320,11 @@ class CostModel:
     """Prices the compositions a query needs (``build``) and steps sweeps (``sweep``).
 
     ``orders`` maps each order of the pair to its rows' PRVs with their counts (as the
-    accountant composes them); the coarse picture of an order is made once, on first use.
+    accountant composes them), or to a ``Sampled`` order (many rows: the PRVs of the rows
+    pictured only); the coarse picture of an order is made once, on first use.
     """
 
-    def __init__(self, orders: dict[str, list[tuple[PRV, int]]], eps_error: float, n_max: int,
+    def __init__(self, orders: "dict[str, list[tuple[PRV, int]] | Sampled]", eps_error: float, n_max: int,
                  err_min: float = 1e-12) -> None:
         self.orders = orders
         self.eps_error = eps_error
@@ -338,17 +341,17 @@ class CostModel:
         (pipeline.lets_go) do not give those back: the heap keeps their pages (2 x 10^4 discrete
         Gaussians: 0.16 GB above the interpreter once their PRVs are made, as much after the
         discretisation besides the rows' cells); letting go keeps the tables made again for the
-        discretisation from piling up on them."""
+        discretisation from piling up on them. (A Sampled order's, from its pictured rows.)"""
         total = 0.0
         for prvs in self.orders.values():
-            tables = sum(table_bytes(prv) for prv, _ in prvs)
-            total += sum(prv_bytes(prv) for prv, _ in prvs) - tables + min(tables, KEEP_BYTES)
+            tables = row_sum(prvs, table_bytes)
+            total += row_sum(prvs, prv_bytes) - tables + min(tables, KEEP_BYTES)
         return total
 
     def picture(self, order: str) -> _Order:
         if order not in self._pictures:
             prvs = self.orders[order]
-            self._pictures[order] = _Order(prvs, sum(k for _, k in prvs), self.err_min)
+            self._pictures[order] = _Order(prvs, sum(counts_of(prvs)), self.err_min)
         return self._pictures[order]
 
     def build(self, order: str, err: float, extended: bool = False, scale: float = 1.0,
@@ -370,7 +373,7 @@ class CostModel:
         if not prvs:
             return ZERO, 0, 0, scale
         pic = self.picture(order)
-        counts = tuple(k for _, k in prvs) if counts is None else counts
+        counts = counts_of(prvs) if counts is None else counts
         k_total = sum(counts)
         if k_total == 0:
             return ZERO, 0, 0, scale
@@ -410,7 +413,7 @@ class CostModel:
         tilt = None if lam is None or stacked is None else (pic.tilted(lam), *cgf_and_mean(stacked, lam), lam)
         est, _, _, scale = self._build(order, err, agg_cap=AGG_REL / lam if lam else math.inf, tilt=tilt)
         # (on the mesh the composition lands on: coarsened when the base grid is too large)
-        plan = make_plan(self.eps_error, scale, sum(k for _, k in prvs), err, len(prvs))
+        plan = make_plan(self.eps_error, scale, sum(counts_of(prvs)), err, len(prvs))
         # the tilted copies: none held for many rows in groups (tilted a group at a time, their
         # copies are the groups' memory), packed for many rows on one window (tree.compose_many),
         # else dense
@@ -429,7 +432,7 @@ class CostModel:
         key = (order, delta)
         if key not in self._lambdas:
             pic = self.picture(order)
-            weighted = pic.pictured([k for _, k in self.orders[order]])
+            weighted = pic.pictured(counts_of(self.orders[order]))
             coarse = [(r.disc, k) for r, k in zip(pic.rows, weighted)]
             stacked = stacked_blocks(coarse)  # type: ignore[arg-type]
             self._lambdas[key] = (choose_lambda_for_delta(coarse, delta, stacked), stacked)  # type: ignore[arg-type]
@@ -444,7 +447,7 @@ class CostModel:
         if not prvs:
             return False
         pic = self.picture(order)
-        counts = tuple(k for _, k in prvs)
+        counts = counts_of(prvs)
         return 1.5 * max(pic.window(counts, 2 * delta)[1], 1.0) < pic.window(counts, err / 4)[1]
 
     def _attempt(self, pic: _Order, counts: tuple[int, ...], plan: Plan, extended: bool, sweep: int,

@@ -41,6 +41,7 @@ from ..numerics.tree import compose_many
 from ..numerics.pipeline import (certify, check_fits, coarsened, discretize_many, error_level, make_plan,
                                  row_terms, streamed)
 from ..numerics.pricing import CostModel
+from ..numerics.pricing_many import Sampled, counts_of, sample_indices
 from ..numerics.profile import CertifiedProfile
 from ..numerics.reuse import prv_of, prvs_of
 from ..numerics.sweep import check_counts, count_groups, sweep
@@ -97,8 +98,29 @@ def _rows_prvs(rows: Sequence[Row], order: str):
 
 def _loss_cap(orders: Sequence[Sequence[tuple]]) -> float:
     """Accountant.loss_cap of the orders' (PRV, count) lists."""
-    top = max((math.fsum(k * prv.max_loss for prv, k in prvs if k > 0) for prvs in orders), default=0.0)
+    return _cap_of([[(k, prv.max_loss) for prv, k in prvs] for prvs in orders])
+
+
+def _cap_of(orders: Sequence[Sequence[tuple[int, float]]]) -> float:
+    """The largest composed loss of the orders' (count, largest loss) rows, a little above."""
+    top = max((math.fsum(k * top for k, top in rows if k > 0) for rows in orders), default=0.0)
     return top + 1e-9 * max(1.0, abs(top)) if math.isfinite(top) else math.inf
+
+
+def _spent(orders: Sequence[Sequence[tuple[int, int, float]]]) -> tuple[float, dict[int, float]]:
+    """P(the composed loss is +infinity), the larger over the orders, of their (row number,
+    count, P(one run's loss is +infinity)) rows, and each row's share (Accountant.infinite_mass)."""
+    total, shares = 0.0, dict[int, float]()
+    for rows in orders:
+        log_keep = 0.0
+        for i, count, p in rows:
+            if p <= 0:
+                continue
+            row_keep = count * math.log1p(-p) if p < 1 else -math.inf
+            log_keep += row_keep
+            shares[i] = max(shares.get(i, 0.0), -math.expm1(row_keep))
+        total = max(total, -math.expm1(log_keep))
+    return total, shares
 
 
 def _capped(res: Bounds, cap: float) -> Bounds:
@@ -397,9 +419,10 @@ class Accountant:
         if self.has_blatant():
             return ZERO
         levels = ([error_level(delta) * 1e-3] if delta is not None else []) + [1e-12]
-        model = CostModel({o: self._order_prvs(o) for o in self.orders},
+        model = CostModel({o: self._priced_rows(o) for o in self.orders},
                           self.eps_error, self.n_max, min(levels))
         p = Pricing(self, model, 0.0, single=self.screen and not curves and len(self.orders) > 1)
+        p.spent, p.cap = self._priced_extremes()
         parts: list[Cost] = []
         if delta is not None:
             p.x, p.level = delta, error_level(delta)
@@ -435,7 +458,7 @@ class Accountant:
         if model is not None and active[row_index]:
             pos = sum(active[:row_index])  # the varying row's place among the model's rows
             for o in self.orders:
-                base = [k for _, k in self._order_prvs(o)]
+                base = list(counts_of(model.orders[o]))
                 for idx in count_groups(cs):
                     counts_g = tuple(base[:pos] + [int(cs[idx].max())] + base[pos + 1:])
                     parts.append(model.build(o, level, counts=counts_g, sweep=idx.size)[0])
@@ -467,23 +490,44 @@ class Accountant:
         return total, list(zip(idx.tolist(), share.tolist()))
 
     def _infinite_mass(self) -> tuple[float, list[tuple[int, float]]]:
-        total, shares = 0.0, dict[int, float]()
         # (the PRVs the builds use, made once: past reuse.MAX_PRVS rows a second prvs_of would
         # make every one of them again, 25 s for 10^5 discrete Gaussians)
         live = [(i, r) for i, r in enumerate(self.rows) if r.count > 0 and not r.mechanism.is_trivial()]
-        for o in self.orders:
-            log_keep = 0.0
-            for (i, r), (prv, _) in zip(live, self._order_prvs(o)):
-                if o not in r.mechanism.orders():
-                    continue
-                p = prv.inf_mass
-                if p <= 0:
-                    continue
-                row_keep = r.count * math.log1p(-p) if p < 1 else -math.inf
-                log_keep += row_keep
-                shares[i + 1] = max(shares.get(i + 1, 0.0), -math.expm1(row_keep))
-            total = max(total, -math.expm1(log_keep))
+        total, shares = _spent([[(i + 1, r.count, prv.inf_mass)
+                                 for (i, r), (prv, _) in zip(live, self._order_prvs(o)) if o in r.mechanism.orders()]
+                                for o in self.orders])
         return total, sorted(shares.items())
+
+    def _priced_rows(self, order: str):
+        """The rows of ``order`` as the cost model takes them: their PRVs when made or few, else
+        (many rows, pricing_many.sample_indices pictures some) a Sampled order, whose pictured
+        rows' PRVs alone are made (reuse.prvs_of: kept for the query that follows)."""
+        with self._lock:
+            got = self._prvs.get(order)
+        if got is not None:
+            return got
+        live = [r for r in self.rows if r.count > 0 and not r.mechanism.is_trivial()]
+        counts = [r.count for r in live]
+        idx = sample_indices(counts)
+        if len(idx) == len(live):
+            return self._order_prvs(order)
+        return Sampled(counts, dict(zip(idx, prvs_of([live[i].mechanism for i in idx], order))))
+
+    def _priced_extremes(self) -> tuple[float, float]:
+        """(at most infinite_mass()[0], at least loss_cap()) for an estimate: the two when known
+        or when the rows' PRVs are made, else from each row's Mechanism.loss_bounds (many rows,
+        whose PRVs the estimate does not make: ``_priced_rows``)."""
+        if self._inf is not None and self._cap is not None:
+            return self._inf[0], self._cap
+        with self._lock:
+            made = all(o in self._prvs for o in self.orders)
+        if made:  # (few rows: _priced_rows made them)
+            return self.infinite_mass()[0], self.loss_cap()
+        live = [(i, r) for i, r in enumerate(self.rows) if r.count > 0 and not r.mechanism.is_trivial()]
+        bounds = {o: [r.mechanism.loss_bounds(o) for _, r in live] for o in self.orders}
+        spent = _spent([[(i + 1, r.count, b[0]) for (i, r), b in zip(live, bounds[o]) if o in r.mechanism.orders()]
+                        for o in self.orders])[0]
+        return spent, _cap_of([[(r.count, b[1]) for (_, r), b in zip(live, bounds[o])] for o in self.orders])
 
     def epsilon(self, delta: float, progress=None) -> Bounds:
         """Certified bounds on epsilon(delta): the strategies of ``escalation.EPSILON`` in order

@@ -97,6 +97,10 @@ class Pricing:
     n: int = 0
     out: int = 0
     built: set = field(default_factory=set)
+    #: at most the rows' infinite mass, at least their loss cap (Accountant._priced_extremes:
+    #: many rows are priced without their PRVs; steps these would skip are then priced)
+    spent: float = 0.0
+    cap: float = math.inf
 
     def builds(self, level: float, extended: bool = False) -> Cost:
         """The sides of a query at one level not priced yet, built side by side (``_deciding``:
@@ -213,7 +217,7 @@ class SpentDelta(Strategy):
         run.finish(INF)
 
     def expected(self, p: Pricing) -> bool:
-        return p.x < p.acc.infinite_mass()[0]
+        return p.x < p.spent
 
 
 def too_coarse_for_sure(acc: Any, delta: float) -> bool:
@@ -331,7 +335,7 @@ class BeyondLoss(Strategy):
         run.finish(Bounds(0.0, 0.0, 0.0))
 
     def expected(self, p: Pricing) -> bool:
-        return p.x >= p.acc.loss_cap()
+        return p.x >= p.cap
 
 
 class PlainDelta(Strategy):

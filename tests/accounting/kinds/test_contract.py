@@ -59,6 +59,15 @@ def test_the_pair_is_a_probability_distribution(mech, rel, order):
 
 
 @pytest.mark.parametrize("mech, rel, order", PAIRS, ids=[repr(p) for p in range(len(PAIRS))])
+def test_the_loss_bounds_hold_the_pairs_own(mech, rel, order):
+    """Mechanism.loss_bounds, which an estimate of many rows reads instead of their PRVs: at most
+    the PRV's mass at +infinity, at least its largest loss."""
+    spent, top = mech.under(rel).loss_bounds(order)
+    prv = mech.prv(order, rel)
+    assert 0.0 <= spent <= prv.inf_mass and top >= prv.max_loss
+
+
+@pytest.mark.parametrize("mech, rel, order", PAIRS, ids=[repr(p) for p in range(len(PAIRS))])
 def test_the_likelihood_ratio_of_the_pair_integrates_to_at_most_one(mech, rel, order):
     """E_P[e^{-Y}; Y finite] = Q(dP/dQ > 0) <= 1, on a fine discretisation (values moved by at
     most h / 2: e^{-Y} by a factor e^{h / 2})."""

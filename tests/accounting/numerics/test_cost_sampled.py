@@ -1,0 +1,117 @@
+"""The estimate of many rows made from the rows it pictures (pricing_many.Sampled): it makes no
+other row's PRV, it prices what the PRVs made would price, and what it reads instead of every
+row's PRV (Mechanism.loss_bounds) bounds the accountant's own numbers on the safe side."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from prvgui.accounting import Accountant, ApproxDP, Row, SubsampledGaussian
+from prvgui.accounting.core.cost import ZERO
+from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
+from prvgui.accounting.numerics import pricing_many, reuse
+from prvgui.accounting.numerics.pricing_many import SAMPLE_ROWS, Sampled
+
+
+def _dg(n, seed=3):
+    rng = np.random.default_rng(seed)
+    return [Row(DiscreteGaussian(float(s)), 1) for s in rng.uniform(50, 200, n)]
+
+
+def _sg(n, seed=3):
+    rng = np.random.default_rng(seed)
+    return [Row(SubsampledGaussian(float(s), float(q)), 1)
+            for s, q in zip(rng.uniform(0.8, 1.5, n), rng.uniform(0.001, 0.01, n))]
+
+
+def _counting(monkeypatch, kind):
+    made = []
+    real = kind._prv
+    monkeypatch.setattr(kind, "_prv", lambda self, order, *a: made.append(self) or real(self, order, *a))
+    return made
+
+
+@pytest.mark.parametrize("rows, kind", [(_dg(3000), DiscreteGaussian), (_sg(1000), SubsampledGaussian)])
+def test_many_rows_are_priced_from_the_rows_pictured(monkeypatch, rows, kind):
+    """Only the pictured rows' PRVs are made (64 an order), and the estimate is the one the PRVs
+    made give: the same seconds, the same bytes but for the PRVs' own, estimated from 64 rows."""
+    made = _counting(monkeypatch, kind)
+    for delta in (1e-5, 1e-10):
+        reuse.clear()  # (the PRVs made below would be found)
+        acc = Accountant(rows, 0.01)
+        sampled = acc.cost(delta=delta)
+        assert 0 < len(made) <= SAMPLE_ROWS * len(acc.orders)
+        assert all(isinstance(acc._priced_rows(o), Sampled) for o in acc.orders)
+        whole = Accountant(rows, 0.01)
+        for o in whole.orders:
+            whole._order_prvs(o)
+        full = whole.cost(delta=delta)
+        assert sampled.seconds == pytest.approx(full.seconds, rel=1e-9)
+        assert sampled.bytes == pytest.approx(full.bytes, rel=0.05)
+        assert sampled.bytes != full.bytes or kind is SubsampledGaussian  # (estimated, not summed)
+        made.clear()
+
+
+def test_a_sampled_order_holds_its_pictured_rows_only():
+    acc = Accountant(_dg(600), 0.01)
+    rows = acc._priced_rows("remove")
+    assert isinstance(rows, Sampled) and len(rows) == 600
+    assert sorted(rows.prvs) == pricing_many.sample_indices([1] * 600)
+    with pytest.raises(KeyError):
+        rows[1]  # (not pictured: 600 rows, 64 of them spread evenly)
+    with pytest.raises(TypeError):
+        list(rows)
+    # once the PRVs are made (a query), the model takes them
+    acc._order_prvs("remove")
+    assert isinstance(acc._priced_rows("remove"), list)
+
+
+def test_few_rows_are_priced_from_all_their_prvs():
+    acc = Accountant(_dg(100), 0.01)
+    assert isinstance(acc._priced_rows("remove"), list)
+
+
+def test_rows_that_spend_delta_are_still_seen_among_many():
+    """An approximate-DP row among 3000 discrete Gaussians spends delta 1e-3 whatever epsilon
+    is: below it epsilon is infinite at once, and the estimate of many rows, made without their
+    PRVs, says so (Mechanism.loss_bounds is the PRV's own for a kind quick to make)."""
+    rows = _dg(3000) + [Row(ApproxDP(0.5, 1e-3), 1)]
+    acc = Accountant(rows, 0.01)
+    assert acc.cost(delta=1e-4) == ZERO
+    assert acc.cost(delta=1e-2).seconds > 0
+    assert math.isinf(acc.epsilon(1e-4).upper)
+
+
+def test_the_bounds_priced_are_the_accountants_own_once_known():
+    """Once the accountant has made the rows' PRVs, the estimate reads their infinite mass and loss
+    cap; before, the rows' bounds (no more and no less)."""
+    rows = _dg(600) + [Row(ApproxDP(0.5, 1e-3), 2)]
+    acc = Accountant(rows, 0.01)
+    spent, cap = acc._priced_extremes()
+    assert acc._inf is None and not acc._prvs  # (nothing made)
+    assert spent == pytest.approx(1 - (1 - 1e-3) ** 2, rel=1e-12) and math.isinf(cap)
+    exact = acc.infinite_mass()[0]
+    assert spent <= exact and acc._priced_extremes() == (exact, acc.loss_cap())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(1e-3, 1e5), st.integers(1, 4))
+def test_discrete_gaussian_loss_bounds(sigma, sens):
+    m = DiscreteGaussian(sigma, sens)
+    for order in ("remove", "add"):
+        spent, top = m.loss_bounds(order)
+        prv = m.prv(order)
+        assert 0 <= spent <= prv.inf_mass and top >= prv.max_loss
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.0, 50.0), st.floats(1e-6, 1.0), st.floats(0.0, 3.0))
+def test_subsampled_gaussian_loss_bounds(sigma, q, sens):
+    m = SubsampledGaussian(sigma, q, sens)
+    if m.is_trivial():
+        return
+    for order in ("remove", "add"):
+        spent, top = m.loss_bounds(order)
+        prv = m.prv(order)
+        assert 0 <= spent <= prv.inf_mass and top >= prv.max_loss
