@@ -65,6 +65,7 @@ from ..core.errors import GridTooLarge
 from ..core.cost import ZERO, Cost
 from .pipeline import Plan, coarsened, lets_go, make_plan
 from .reuse import table_bytes
+from .pricing_guess import GUESS_POINTS, GUESS_ROWS, deciding, epsilon_guess
 from .pricing_many import PACKED_BYTES, Sampled, counts_of, price as price_many, row_sum, sample_indices
 from .tree import TREE_ALWAYS
 from ..pairs.lattice import KEEP_BYTES
@@ -210,6 +211,7 @@ class _Order:
         self._bands: dict = {}
         self._kept: dict = {}
         self._band_rows: dict = {}
+        self._guess_rows: dict = {}
         #: the tilt of the rows pictured (``tilted``), None for the rows themselves
         self.lam: float | None = None
 
@@ -221,7 +223,7 @@ class _Order:
         for r in out.rows:
             r.disc = tilt_row(r.disc, lam)[0]
             r.prepared = PreparedRow(r.disc)
-        out._windows, out._bands, out._kept, out._band_rows = {}, {}, {}, {}
+        out._windows, out._bands, out._kept, out._band_rows, out._guess_rows = {}, {}, {}, {}, {}
         out.lam = lam
         return out
 
@@ -283,6 +285,28 @@ class _Order:
             self._kept[counts] = None if math.isinf(m) else (float(m), n_b * h_b)
         got = self._kept[counts]
         return None if got is None else got[0] * width / got[1]
+
+    def guess(self, counts: tuple[int, ...], delta: float) -> float | None:
+        """epsilon(delta) of the pictured rows composed on the order's window (pricing_guess.py:
+        an estimate; None where the guess's grid cannot read delta)."""
+        lo, hi = self.window(counts, delta * 1e-3)
+        h = max(self.h_c, (hi - lo) / GUESS_POINTS)
+        # (at most GUESS_ROWS of the pictured rows, spread evenly, each for its share of them)
+        pictured = self.pictured(counts)
+        idx = np.unique(np.linspace(0, len(self.rows) - 1, min(len(self.rows), GUESS_ROWS)).round().astype(int))
+        share = len(self.rows) / idx.size
+        rows = [(self._disc(i, h), max(1, round(pictured[i] * share))) for i in idx.tolist() if pictured[i] > 0]
+        return epsilon_guess(rows, lo, hi, delta)
+
+    def _disc(self, i: int, h: float) -> DiscretePRV:
+        """Pictured row i on mesh ``h`` (>= the coarse mesh), kept by mesh."""
+        if h <= self.h_c * 1.01:
+            return self.rows[i].disc
+        got = self._guess_rows.setdefault(h, {})
+        if i not in got:
+            r = self.rows[i]
+            got[i] = discretize(r.prv, h, r.tau, 1 << 40)
+        return got[i]
 
     def _discs(self, h_b: float) -> list[DiscretePRV]:
         if h_b <= self.h_c * 1.01:
@@ -425,6 +449,14 @@ class CostModel:
             copies = 8.0 * sum(r.cells(plan.h) for r in pic.rows)
         work = (TILT_MANY_CELL_S if pic.many else TILT_CELL_S) * pic.weight * sum(r.nonzero(plan) for r in pic.rows)
         return replace(est, seconds=passes * (est.seconds + work), bytes=est.bytes + copies)
+
+    def deciding(self, orders: Sequence[str], delta: float) -> list[str]:
+        """The orders an epsilon query at ``delta`` composes tilted (pricing_guess.deciding: those
+        whose guessed epsilon is near the largest; all when a guess is unknown)."""
+        live = [o for o in orders if self.orders[o]]
+        if len(live) < 2:
+            return list(orders)
+        return deciding({o: self.picture(o).guess(counts_of(self.orders[o]), delta) for o in live})
 
     def _chernoff(self, order: str, delta: float) -> tuple[float | None, tuple | None]:
         """Chernoff's lambda for ``delta`` on the order's coarse rows and their stacked block

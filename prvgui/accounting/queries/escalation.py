@@ -115,13 +115,15 @@ class Pricing:
         return parallel([e for e, _, _ in got])
 
     def tilted(self) -> Cost:
-        """Each order composed tilted towards delta = x once, one after the other
+        """Each order that may decide composed tilted towards delta = x once, one after the other
         (``Accountant._epsilon_tilted``). A later order is left at its screen when that lies
-        below the first's lower end, and a second pass follows when the first leaves the bracket
-        wider than asked: neither can the plan foresee (as ``LongDouble``), so every order is
-        priced once. (1000 distinct DP-SGD steps at delta 1e-10: one order tilted, once; 300
-        distinct rows of 100 steps: both, once each.)"""
-        return sum((self.model.tilted(o, self.level, self.x) for o in self.acc.orders), ZERO)
+        below the first's lower end: foreseen by a guess of each order's epsilon from the cost
+        model's picture (``CostModel.deciding``; every order when no guess can be made). A second
+        pass follows when the first leaves the bracket wider than asked, which the plan cannot
+        foresee (as ``LongDouble``). (1000 distinct DP-SGD steps at delta 1e-10: one order tilted,
+        once; 300 distinct rows of 100 steps: both, once each.)"""
+        return sum((self.model.tilted(o, self.level, self.x) for o in self.model.deciding(self.acc.orders, self.x)),
+                   ZERO)
 
     def float64_too_coarse(self, n: int, out: int) -> bool:
         acc = self.acc
