@@ -11,7 +11,7 @@ window or a notebook feels (an answer that takes more than 30 s is timed once: i
 then a small part of it). The process's resident peak is reported beside it (it includes the
 interpreter and libraries, about 100 MB), and for prvgui its own estimate of the answer's time
 and peak (Accountant.cost, made before the first answer, as a window prices a request; its bytes
-are above the interpreter's). A program that has not answered within ``--cap`` seconds is
+are above the interpreter's; the time it took to price, cold, is beside it). A program that has not answered within ``--cap`` seconds is
 stopped and reported as "> cap".
 
 prvgui: Accountant(rows, eps_error=0.01).epsilon(delta), the certified bracket. dp-accounting
@@ -69,8 +69,9 @@ def answer():
     b = Accountant(rows, 0.01, closed_forms=closed).epsilon(delta)
     return [b.lower, b.estimate, b.upper]
 def estimate():
+    t = time.perf_counter()
     c = Accountant(rows, 0.01, closed_forms=closed).cost(delta=delta)
-    return [c.seconds, c.bytes]
+    return [c.seconds, c.bytes, time.perf_counter() - t]
 """,
     "rdp": """
 from dp_accounting.rdp import RdpAccountant as Peer
@@ -143,7 +144,7 @@ def main() -> None:
             ratio = f"{secs / ours:.1f}" if secs and ours and name != "prvgui" else \
                 (f"> {args.cap / ours:.0f}" if ours and not secs else "")
             est = r.get("estimate")
-            guess = f"{est[0]:.1f} s, {est[1] / 2 ** 30:.2f} GB" if est else ""
+            guess = f"{est[0]:.1f} s, {est[1] / 2 ** 30:.2f} GB (priced in {est[2]:.2f} s)" if est else ""
             print(f"| {label} | {delta:g} | {who} | [{ans}] | {t} | {peak} | {ratio} | {guess} |", flush=True)
 
 
