@@ -380,16 +380,12 @@ def cells_steps(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[fl
         is_coarse = width == coarse[1] if coarse[1] >= 3 else None
         if is_coarse is not None and not is_coarse.any():
             is_coarse = None  # (then no cell is coarse: the sums below over all of them)
-        coarse_mass = float(masses[is_coarse].sum()) if is_coarse is not None else 0.0
-        half_w = 0.5 * h * width
-        # (numpy's pairwise sums, not BLAS dots: the same bits whatever the thread settings)
-        if is_coarse is None:
-            spread = float(np.sum(masses * half_w ** 2))
-            w_max = int(width.max())
-        else:
-            spread = float(np.sum(masses[~is_coarse] * half_w[~is_coarse] ** 2))
-            w_max = int(width[~is_coarse].max()) if (~is_coarse).any() else 1
-        half_mean = float(np.sum(masses * half_w))
+        w_max = int(width.max()) if is_coarse is None else \
+            int(width[~is_coarse].max()) if (~is_coarse).any() else 1
+        # the sums below run over the cells with mass only, in order (CellSums: many lattice
+        # rows' cells are mostly empty, and lattice_batch.py leaves the empty ones out)
+        sums = cell_sums(masses, width, h, coarse[1] if is_coarse is not None else None)
+        coarse_mass, spread, half_mean = sums.coarse_mass, sums.spread, sums.half_mean
         by_width = np.bincount(width, weights=masses, minlength=2)
         if w_max > 1 or is_coarse is not None:
             single = np.flatnonzero(width == 1)
@@ -415,6 +411,33 @@ def cells_steps(prv: PRV, h: float, tau: float, max_cells: int, coarse: tuple[fl
     return assemble(prv, h, max_cells, coarse, idx[keep], mass[keep],
                     CellStats(moment_cut, moment_cut_err, cut, coarse_mass, fine_cells, sf_split, edge_max,
                               spread, half_mean, by_width, w_max))
+
+
+class CellSums(NamedTuple):
+    """A row's sums over its cells with mass: the coarse cells' mass, sum p_j (w_j / 2)^2 over
+    the others, sum p_j w_j / 2 over all."""
+
+    coarse_mass: float
+    spread: float
+    half_mean: float
+
+
+def cell_sums(masses: np.ndarray, width: np.ndarray, h: float, coarse_r: int | None) -> CellSums:
+    """``CellSums`` of the cells of these masses (>= 0) and widths (in meshes), the cells
+    ``coarse_r`` wide being coarse (None: none is). Each a pairwise sum (numpy's, not a BLAS dot:
+    the same bits whatever the thread settings) over the cells with mass, in order: one row's
+    whole cells (cells_steps) and its cells with mass cut out of many rows' (lattice_batch.py)
+    give the same bits."""
+    live = masses > 0
+    if not live.all():
+        masses, width = masses[live], width[live]
+    half_w = 0.5 * h * width
+    if coarse_r is None:
+        return CellSums(0.0, float(np.sum(masses * half_w ** 2)), float(np.sum(masses * half_w)))
+    is_coarse = width == coarse_r
+    fine = ~is_coarse
+    return CellSums(float(masses[is_coarse].sum()), float(np.sum(masses[fine] * half_w[fine] ** 2)),
+                    float(np.sum(masses * half_w)))
 
 
 class CellStats(NamedTuple):
