@@ -66,7 +66,7 @@ from ..core.cost import ZERO, Cost
 from .pipeline import Plan, coarsened, lets_go, make_plan
 from .reuse import table_bytes
 from .pricing_guess import GUESS_POINTS, GUESS_ROWS, deciding, epsilon_guess
-from .pricing_many import PACKED_BYTES, Sampled, counts_of, price as price_many, row_sum, sample_indices
+from .pricing_many import PACKED_BYTES, Sampled, counts_of, price as price_many, row_sum, sample_indices, spread
 from .tree import TREE_ALWAYS
 from ..pairs.lattice import KEEP_BYTES
 from ..pairs.prv import PRV
@@ -210,8 +210,8 @@ class _Order:
         self._windows: dict = {}
         self._bands: dict = {}
         self._kept: dict = {}
+        #: mesh -> {pictured row: it discretised on that mesh} (the band test's, the guess's)
         self._band_rows: dict = {}
-        self._guess_rows: dict = {}
         #: the tilt of the rows pictured (``tilted``), None for the rows themselves
         self.lam: float | None = None
 
@@ -223,7 +223,7 @@ class _Order:
         for r in out.rows:
             r.disc = tilt_row(r.disc, lam)[0]
             r.prepared = PreparedRow(r.disc)
-        out._windows, out._bands, out._kept, out._band_rows, out._guess_rows = {}, {}, {}, {}, {}
+        out._windows, out._bands, out._kept, out._band_rows = {}, {}, {}, {}
         out.lam = lam
         return out
 
@@ -293,28 +293,24 @@ class _Order:
         h = max(self.h_c, (hi - lo) / GUESS_POINTS)
         # (at most GUESS_ROWS of the pictured rows, spread evenly, each for its share of them)
         pictured = self.pictured(counts)
-        idx = np.unique(np.linspace(0, len(self.rows) - 1, min(len(self.rows), GUESS_ROWS)).round().astype(int))
-        share = len(self.rows) / idx.size
-        rows = [(self._disc(i, h), max(1, round(pictured[i] * share))) for i in idx.tolist() if pictured[i] > 0]
+        idx = spread(len(self.rows), GUESS_ROWS)
+        share = len(self.rows) / len(idx)
+        rows = [(self._disc(i, h), max(1, round(pictured[i] * share))) for i in idx if pictured[i] > 0]
         return epsilon_guess(rows, lo, hi, delta)
 
     def _disc(self, i: int, h: float) -> DiscretePRV:
-        """Pictured row i on mesh ``h`` (>= the coarse mesh), kept by mesh."""
+        """Pictured row i on mesh ``h`` (>= the coarse mesh; tilted by ``lam``), kept by mesh."""
         if h <= self.h_c * 1.01:
             return self.rows[i].disc
-        got = self._guess_rows.setdefault(h, {})
+        got = self._band_rows.setdefault(h, {})
         if i not in got:
             r = self.rows[i]
-            got[i] = discretize(r.prv, h, r.tau, 1 << 40)
+            d = discretize(r.prv, h, r.tau, 1 << 40)
+            got[i] = d if self.lam is None else tilt_row(d, self.lam)[0]
         return got[i]
 
     def _discs(self, h_b: float) -> list[DiscretePRV]:
-        if h_b <= self.h_c * 1.01:
-            return [r.disc for r in self.rows]
-        if h_b not in self._band_rows:
-            discs = [discretize(r.prv, h_b, r.tau, 1 << 40) for r in self.rows]
-            self._band_rows[h_b] = discs if self.lam is None else [tilt_row(d, self.lam)[0] for d in discs]
-        return self._band_rows[h_b]
+        return [self._disc(i, h_b) for i in range(len(self.rows))]
 
 
 #: bytes of a PRV beside its arrays (the object, its functions and their closures), and of a

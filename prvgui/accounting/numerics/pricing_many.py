@@ -125,7 +125,12 @@ def sample_indices(counts: Sequence[int]) -> list[int]:
     n_rows = len(counts)
     if n_rows < TREE_ALWAYS or band_counts([(None, k) for k in counts]):
         return list(range(n_rows))
-    return sorted(set(np.linspace(0, n_rows - 1, SAMPLE_ROWS).round().astype(int).tolist()))
+    return spread(n_rows, SAMPLE_ROWS)
+
+
+def spread(n: int, k: int) -> list[int]:
+    """At most k of the indices 0 to n - 1, spread evenly (all of them when n <= k)."""
+    return sorted(set(np.linspace(0, n - 1, min(n, k)).round().astype(int).tolist()))
 
 
 def group_width(rows: Sequence, counts: Sequence[float], mass: float, weight: float = 1.0) -> float:
