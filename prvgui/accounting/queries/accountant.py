@@ -459,7 +459,7 @@ class Accountant:
             pos = sum(active[:row_index])  # the varying row's place among the model's rows
             for o in self.orders:
                 base = list(counts_of(model.orders[o]))
-                for idx in count_groups(cs):
+                for idx in count_groups(cs, fixed=sum(base) - base[pos]):
                     counts_g = tuple(base[:pos] + [int(cs[idx].max())] + base[pos + 1:])
                     parts.append(model.build(o, level, counts=counts_g, sweep=idx.size)[0])
             return replace(summarise(parts, self.eps_error, self.n_max),
@@ -470,7 +470,7 @@ class Accountant:
             if not mech.is_trivial():
                 prvs = prvs + [(mech.prv(o), int(cs.max()))]
             model = CostModel({o: prvs}, self.eps_error, self.n_max, level)
-            for idx in count_groups(cs):
+            for idx in count_groups(cs, fixed=sum(fixed)):
                 counts_g = fixed + (() if mech.is_trivial() else (int(cs[idx].max()),))
                 parts.append(model.build(o, level, counts=counts_g, sweep=idx.size)[0])
         return replace(summarise(parts, self.eps_error, self.n_max),

@@ -425,3 +425,32 @@ def test_a_consuming_composition_lets_each_row_go_once_transformed(monkeypatch, 
     assert len(seen) >= 4 and seen == sorted(seen, reverse=True) and len(set(seen)) == len(seen)
     assert got.n_start == want.n_start and got.pmf.size == want.pmf.size
     assert np.max(np.abs(got.pmf - want.pmf)) <= 1e-14 and got.err_abs == pytest.approx(want.err_abs, rel=1e-6)
+
+
+def test_counts_share_a_mesh_by_their_totals():
+    """The mesh is planned for the total draws: a row's counts beside many other draws share one
+    (count_groups with the others' draws), alone they are grouped by a factor of 4 as before."""
+    from prvgui.accounting.numerics.sweep import count_groups
+    cs = np.arange(1, 11)
+    assert [g.tolist() for g in count_groups(cs)] == [list(range(2, 10)), [0, 1]]
+    assert [g.tolist() for g in count_groups(cs, fixed=10_000)] == [list(range(10))]
+    assert len(count_groups(np.array([0, 10, 100, 400]), fixed=40)) == 2
+
+
+def test_the_steps_curve_beside_many_rows_composes_them_once(monkeypatch):
+    """One row's counts 1 to 10 beside 300 distinct rows drawn once: the others are composed once
+    (they were twice, for counts 1 to 2 and 3 to 10), and every point still overlaps the
+    composition with that count computed on its own."""
+    from prvgui.accounting.numerics import sweep as sweep_mod
+    rows = [Row(SubsampledGaussian(1.0 + 0.001 * i, 0.004 + 0.00001 * i), 1) for i in range(301)]
+    groups = []
+    real = sweep_mod.count_groups
+    monkeypatch.setattr(sweep_mod, "count_groups", lambda *a, **k: (lambda g: groups.append(len(g)) or g)(real(*a, **k)))
+    acc = Accountant(rows, 0.01)
+    counts, bounds = acc.epsilon_vs_count(0, list(range(1, 11)), 1e-6)
+    assert groups and all(g == 1 for g in groups)  # (each order's sweep, the screen's too)
+    for c, b in zip(counts, bounds):
+        if c in (1, 4, 10):
+            alone = Accountant([Row(rows[0].mechanism, int(c))] + rows[1:], 0.01).epsilon(1e-6)
+            assert b.lower <= alone.upper and alone.lower <= b.upper
+            assert b.upper - b.lower <= 2 * 0.01 * 1.05
