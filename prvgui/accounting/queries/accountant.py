@@ -327,6 +327,10 @@ class Accountant:
             else:
                 self._prvs.pop(order, None)
 
+    def _live_indexed(self) -> list[tuple[int, Row]]:
+        """(index, row) of each row ``_rows_prvs`` keeps, in order."""
+        return [(i, r) for i, r in enumerate(self.rows) if r.count > 0 and not r.mechanism.is_trivial()]
+
     def _live_rows(self) -> int:
         """How many rows ``_rows_prvs`` keeps (without making their PRVs)."""
         if self._live is None:
@@ -421,8 +425,9 @@ class Accountant:
         levels = ([error_level(delta) * 1e-3] if delta is not None else []) + [1e-12]
         model = CostModel({o: self._priced_rows(o) for o in self.orders},
                           self.eps_error, self.n_max, min(levels))
-        p = Pricing(self, model, 0.0, single=self.screen and not curves and len(self.orders) > 1)
-        p.spent, p.cap = self._priced_extremes()
+        spent, cap = self._priced_extremes()
+        p = Pricing(self, model, 0.0, single=self.screen and not curves and len(self.orders) > 1,
+                    spent=spent, cap=cap)
         parts: list[Cost] = []
         if delta is not None:
             p.x, p.level = delta, error_level(delta)
@@ -492,7 +497,7 @@ class Accountant:
     def _infinite_mass(self) -> tuple[float, list[tuple[int, float]]]:
         # (the PRVs the builds use, made once: past reuse.MAX_PRVS rows a second prvs_of would
         # make every one of them again, 25 s for 10^5 discrete Gaussians)
-        live = [(i, r) for i, r in enumerate(self.rows) if r.count > 0 and not r.mechanism.is_trivial()]
+        live = self._live_indexed()
         total, shares = _spent([[(i + 1, r.count, prv.inf_mass)
                                  for (i, r), (prv, _) in zip(live, self._order_prvs(o)) if o in r.mechanism.orders()]
                                 for o in self.orders])
@@ -506,7 +511,7 @@ class Accountant:
             got = self._prvs.get(order)
         if got is not None:
             return got
-        live = [r for r in self.rows if r.count > 0 and not r.mechanism.is_trivial()]
+        live = [r for _, r in self._live_indexed()]
         counts = [r.count for r in live]
         idx = sample_indices(counts)
         if len(idx) == len(live):
@@ -523,7 +528,7 @@ class Accountant:
             made = all(o in self._prvs for o in self.orders)
         if made:  # (few rows: _priced_rows made them)
             return self.infinite_mass()[0], self.loss_cap()
-        live = [(i, r) for i, r in enumerate(self.rows) if r.count > 0 and not r.mechanism.is_trivial()]
+        live = self._live_indexed()
         bounds = {o: [r.mechanism.loss_bounds(o) for _, r in live] for o in self.orders}
         spent = _spent([[(i + 1, r.count, b[0]) for (i, r), b in zip(live, bounds[o]) if o in r.mechanism.orders()]
                         for o in self.orders])[0]
