@@ -17,9 +17,9 @@ row would cost about as much as the work. What the sample gives:
   or, past pipeline.STREAM_BYTES of them, streamed (a few kB a row, and a second
   discretisation),
   a few groups' dense rows, the top's rows and a batch of their transforms. The rows' PRVs,
-  made before the estimate and held throughout, are added once to the whole query's
+  which the query makes first and holds throughout, are added once to the whole query's
   (pricing.prv_bytes: a discrete Gaussian's holds part of its lattice's tail sums, ~14 kB at
-  sigma 100).
+  sigma 100), estimated from the sampled rows' PRVs: the estimate makes only those (``Sampled``).
 
 Calibration (development machine, 2 shared cores, numpy's pocketfft; ``python
 benchmarks/bench_many.py`` prints the estimate beside the measured time, within 0.79 to 2.65
