@@ -494,7 +494,7 @@ def assemble(prv: PRV, h: float, max_cells: int, coarse: tuple[float, int], idx:
     tail_prob = st.cut / prv.finite_mass
     widen = 1 + 128 * _ULP * (1.0 + st.edge_max) / h
     by_width = st.by_width
-    ws = np.flatnonzero(by_width > 0)  # (each width's (half-width, probability), worked out together)
+    ws = (by_width > 0).nonzero()[0]  # (each width's (half-width, probability), worked out together)
     classes = tuple(zip((0.5 * ws * h * widen).tolist(), (by_width[ws] / kept * (1 + 1e-12)).tolist()))
     fine = sparse = None
     if st.fine_cells is not None:

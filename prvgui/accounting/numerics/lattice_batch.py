@@ -269,47 +269,47 @@ def _batch(kind: Any, prvs: list[PRV], h: float, taus: list[float], max_cells: i
     last_one = (np.searchsorted(at, last) - 1).clip(min=0)
     fine_lo = (e_idx[at[first_one]] if at.size else np.zeros(len(live), np.int64)).tolist()
     fine_hi = (e_idx[at[last_one]] + 1 if at.size else np.zeros(len(live), np.int64)).tolist()
-    has_one_l, k_l, first_l, last_l = has_one.tolist(), k.tolist(), first.tolist(), last.tolist()
+    has_one_l, first_l, last_l = has_one.tolist(), first.tolist(), last.tolist()
     far_l = far.tolist()
+    # each row's scalars, elementwise on every row at once (the same operations on the same
+    # float64 values as one row's, so the same bits): the cut tails, their moment and its error
+    cut_lo_a, cut_hi_a = cdf[first], sf[last]
+    lo_a, hi_a = edges[first], edges[last]
+    cut_a = cut_lo_a + cut_hi_a
+    cut_l = cut_a.tolist()
+    moment_l = (lo_a * cut_lo_a + hi_a * cut_hi_a).tolist()
+    moment_err_l = ((np.abs(lo_a) + np.abs(hi_a) + 64.0) * cut_a).tolist()
+    edge_max_l = np.maximum(np.abs(lo_a), np.abs(hi_a)).tolist()
+    sf_split_l = np.where(k > 0, (sf[first + k] - sf[last]) * (1 - 1e-12), math.inf).tolist()
     for r, i in enumerate(live):
         if far_l[r]:
             continue  # (its own functions read its whole table there)
         prv = prvs[i]
-        c = prv.cont
-        assert c is not None
-        s0, s1 = first_l[r], last_l[r]  # (its edges; its cells are s0 to s1 - 1 of the whole array)
+        s0 = first_l[r]  # (its first edge; its cells are s0 to its last edge - 1 of the whole array)
         a0, a1 = bounds[r], bounds[r + 1]  # (its cells with mass)
-        kr = k_l[r]
-        cut_lo, cut_hi = float(cdf[s0]), float(sf[s1])
-        sf_split = float(sf[s0 + kr] - sf[s1]) * (1 - 1e-12) if kr > 0 else math.inf
-        cut = cut_lo + cut_hi
-        lo_edge, hi_edge = edges[s0], edges[s1]
-        moment_cut = lo_edge * cut_lo + hi_edge * cut_hi
-        moment_cut_err = (abs(lo_edge) + abs(hi_edge) + 64.0) * cut
-        edge_max = max(abs(float(lo_edge)), abs(float(hi_edge)))
         m = m_all[a0:a1]
         w_top_r = w_max_all[r]
         coarse_mass, is_coarse = 0.0, None
         if coarse_r is not None and w_top_r >= coarse_r:
-            is_coarse = width[s0:s1] == coarse_r
+            is_coarse = width[s0:last_l[r]] == coarse_r
             if not is_coarse.any():
                 is_coarse = None
         # (discretize.cell_sums' operations, on the same values in the same order)
         if is_coarse is None:
-            spread = float(np.sum(spread_terms[a0:a1]))
+            spread = float(spread_terms[a0:a1].sum())
             w_max = w_top_r
         else:
             fine_part = ~is_coarse
-            w_max = int(width[s0:s1][fine_part].max()) if fine_part.any() else 1
+            w_max = int(width[s0:last_l[r]][fine_part].max()) if fine_part.any() else 1
             coarse_m = w_all[a0:a1] == coarse_r
             coarse_mass = float(m[coarse_m].sum())
-            spread = float(np.sum(spread_terms[a0:a1][~coarse_m]))
-        half_mean = float(np.sum(mean_terms[a0:a1]))
+            spread = float(spread_terms[a0:a1][~coarse_m].sum())
+        half_mean = float(mean_terms[a0:a1].sum())
         by_width = by_width_all[r, :max(2, w_top_r + 1)]
         fine_cells = None
         if (w_max > 1 or is_coarse is not None) and wide_mass[r] and has_one_l[r]:
             fine_cells = (fine_lo[r], fine_hi[r])
-        st = CellStats(moment_cut, moment_cut_err, cut, coarse_mass, fine_cells, sf_split, edge_max,
-                       spread, half_mean, by_width, w_max)
+        st = CellStats(moment_l[r], moment_err_l[r], cut_l[r], coarse_mass, fine_cells, sf_split_l[r],
+                       edge_max_l[r], spread, half_mean, by_width, w_max)
         out[i] = assemble(prv, h, max_cells, coarse, pos[a0:a1], m, st)
     return out
