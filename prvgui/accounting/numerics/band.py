@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .discretize import DiscretePRV
-from .packed import PackedRow, Row, cells, dense, stub
+from .packed import Row, cells, dense
 
 #: the log-magnitude below which the composed transform is dropped (as in compose.power)
 LOG_FLOOR = -700.0
@@ -94,26 +94,13 @@ def tv_band(rows: Sequence[tuple[Row, int]], n: int) -> int | None:
     the rows do not fit the circle or no such band is found)."""
     if any(cells(d) + 4 > n for d, _ in rows):
         return None
-    if _stays_above_floor(rows):
-        return None  # (as _tv_band finds, without the rows' differences, nor their arrays of cells)
-    return _tv_band([(_tv(dense(d)), k) for d, k in rows], n)
+    dense_rows = [(dense(d), k) for d, k in rows]
+    if _stays_above_floor(dense_rows):
+        return None  # (as _tv_band finds, without the rows' differences)
+    return _tv_band([(_tv(d), k) for d, k in dense_rows], n)
 
 
-def fine_max(d: Row) -> tuple[int, int, float]:
-    """(lo, hi, the largest mass of the cells lo to hi - 1; 0 when there are none): the row's
-    fine cells (all of them when it has no wider ones), read from its nonzero cells when it is
-    packed."""
-    s = stub(d)
-    lo, hi = (0, cells(d)) if s.fine is None else s.fine
-    if hi <= lo:
-        return lo, hi, 0.0
-    if isinstance(d, PackedRow):
-        vals = d.vals[(d.idx >= lo) & (d.idx < hi)]
-        return lo, hi, float(vals.max()) if vals.size else 0.0
-    return lo, hi, float(dense(d).pmf[lo:hi].max())
-
-
-def _stays_above_floor(rows: Sequence[tuple[Row, int]]) -> bool:
+def _stays_above_floor(rows: Sequence[tuple[DiscretePRV, int]]) -> bool:
     """True when the total-variation bounds surely stay above e^LOG_FLOOR even at the highest
     frequency (s = 1), where ``_tv_band`` gives up: a screen from each row's largest fine
     mass m over its W fine cells, which costs one pass instead of _tv's seven (a tree's groups
@@ -126,9 +113,10 @@ def _stays_above_floor(rows: Sequence[tuple[Row, int]]) -> bool:
     for a margin of 100 on top. False (decide by _tv) whenever in doubt."""
     total = 0.0
     for d, k in rows:
-        lo, hi, m = fine_max(d)
+        lo, hi = (0, d.pmf.size) if d.fine is None else d.fine
         if hi <= lo:
             return False
+        m = float(d.pmf[lo:hi].max())
         if not m > 0:
             return False
         total += k * math.log(min(1.0, m / (4.0 * (hi - lo))))

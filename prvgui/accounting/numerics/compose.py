@@ -46,7 +46,7 @@ from scipy import fft as scipy_fft
 from .band import (band_limit, band_logs, low_dft, may_pay, product_error, sparse_dft, sparse_worth,
                    tv_band, worth_it)
 from .discretize import DiscretePRV
-from .packed import PackedRow, Row, cells, dense, stub
+from .packed import Row, cells, dense, stub
 from ..core.errors import GridTooLarge, check_cancel
 from .window import ONCE_BLOCKS, PreparedRow, choose_window
 
@@ -179,15 +179,6 @@ def _centred(d: DiscretePRV, x: np.ndarray) -> int:
     return d.start + centre
 
 
-def _centred_packed(d: PackedRow, x: np.ndarray) -> int:
-    """``_centred`` of a packed row of at most x.size cells, written from its nonzero cells (the
-    same values at the same places: no cell folds onto another)."""
-    n = x.size
-    centre = d.stub.centre
-    x[(d.idx - centre % n) % n] = d.vals
-    return d.stub.start + centre
-
-
 def padded_spectrum(d: DiscretePRV, n: int) -> tuple[np.ndarray, int]:
     """rfft of the row on length n as it stands (position 0 its first cell, zeros after its
     last), returns (X, grid index of position 0): ``row_spectrum`` without centring, for a row
@@ -218,12 +209,11 @@ def _workers() -> int:
     return os.cpu_count() or 1
 
 
-def row_spectra(rows: Sequence[Row], n: int) -> list[tuple[np.ndarray, int]]:
+def row_spectra(rows: Sequence[DiscretePRV], n: int) -> list[tuple[np.ndarray, int]]:
     """row_spectrum of each row (float64), in one call to scipy's FFT (NumPy's pocketfft, the
     same values) over the stacked rows, on all cores."""
     x = np.zeros((len(rows), n))
-    bases = [_centred_packed(d, x[i]) if isinstance(d, PackedRow) and d.cells <= n else _centred(dense(d), x[i])
-             for i, d in enumerate(rows)]
+    bases = [_centred(d, x[i]) for i, d in enumerate(rows)]
     specs = scipy_fft.rfft(x, axis=-1, workers=_workers())
     return [(specs[i], b) for i, b in enumerate(bases)]
 
@@ -553,7 +543,7 @@ def _transform(rows, n, n_lo, h, offset, inf_mass, win_err, cancel, progress, ag
         if not batch and not wide and n <= BATCH_N:
             ahead = list(takewhile(lambda r: not (extended and r[1] > 1), rows[i:i + BATCH_ROWS]))
             if len(ahead) > 1:
-                batch = row_spectra([r for r, _ in ahead], n)[::-1]
+                batch = row_spectra([dense(r) for r, _ in ahead], n)[::-1]
             del ahead
         if batch:
             spec, base = batch.pop()

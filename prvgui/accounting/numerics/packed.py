@@ -169,11 +169,8 @@ def from_cells(d: DiscretePRV, nz: np.ndarray, mass: np.ndarray, size: int) -> D
     return _packed(d, nz, mass, size)
 
 
-def pack(d: Row) -> Row:
-    """The row packed when at most PACK_DENSITY of its cells hold mass, else itself (a packed
-    or lazy row as it is)."""
-    if not isinstance(d, DiscretePRV):
-        return d
+def pack(d: DiscretePRV) -> DiscretePRV | PackedRow:
+    """The row packed when at most PACK_DENSITY of its cells hold mass, else itself."""
     nz = np.flatnonzero(d.pmf)
     return _packed(d, nz, d.pmf[nz], int(d.pmf.size))
 

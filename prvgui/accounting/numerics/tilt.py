@@ -256,7 +256,7 @@ def tilt_row(row: Row, lam: float) -> tuple[DiscretePRV, float, float, float]:
     its summary. A packed row is tilted from its nonzero cells, which are those of its array of
     cells, in the same order: the same numbers."""
     t = tilt_many([row], lam, None)[0]
-    return dense(t.row), t.log_m, t.rel, t.lost
+    return t.row, t.log_m, t.rel, t.lost
 
 
 class Tilting:
@@ -268,15 +268,15 @@ class Tilting:
         self.lam = lam
         self.log_m = self.log_rel = self.lost = self.mag = 0.0
 
-    def row(self, row: tuple[Row, int]) -> tuple[Row, int]:
+    def row(self, row: tuple[Row, int]) -> tuple[DiscretePRV, int]:
         t, k, _ = self.rows([row])[0]
         return t, k
 
-    def rows(self, rows: list[tuple[Row, int]]) -> list[tuple[Row, int, PreparedRow | None]]:
+    def rows(self, rows: Sequence[tuple[Row, int]]) -> list[tuple[DiscretePRV, int, PreparedRow | None]]:
         """``row`` of each row, tilted together (tilt_batch.py), each with its PreparedRow for
         its group's window (its summary made in the same pass; None: it has none)."""
         got = tilt_many([d for d, _ in rows], self.lam, [row_blocks(k) for _, k in rows])
-        out: list[tuple[Row, int, PreparedRow | None]] = []
+        out: list[tuple[DiscretePRV, int, PreparedRow | None]] = []
         for t, (_, k) in zip(got, rows):
             self.log_m += k * t.log_m
             self.mag += k * abs(t.log_m)
@@ -294,9 +294,9 @@ class Tilting:
 
 def tilt_rows(rows: Sequence[tuple[DiscretePRV, int]], lam: float
               ) -> tuple[list[tuple[DiscretePRV, int]], dict]:
-    """The rows tilted by ``lam`` (each with its array of cells) and what untilt needs (Tilting)."""
+    """The rows tilted by ``lam`` and what untilt needs (Tilting)."""
     tilting = Tilting(lam)
-    out = [(dense(t), k) for t, k in (tilting.row(r) for r in rows)]
+    out = [tilting.row(r) for r in rows]
     return out, tilting.info()
 
 

@@ -25,8 +25,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from .discretize import _EMPTY, DiscretePRV
-from .packed import PackedRow, Row, dense, nonzero
+from .discretize import DiscretePRV
+from .packed import Row, dense, nonzero
 from .window import blocks_many
 
 _U = 2.0 ** -53
@@ -36,7 +36,7 @@ class Tilted(NamedTuple):
     """tilt.tilt_row's answer (the tilted row, log M, the masses' relative rounding, the mass
     lost to underflow) and the tilted row's window.cgf_blocks (None: no mass to summarise)."""
 
-    row: DiscretePRV | PackedRow
+    row: DiscretePRV
     log_m: float
     rel: float
     lost: float
@@ -87,7 +87,7 @@ def _tilt(parts: list[tuple[DiscretePRV, np.ndarray, np.ndarray, int]], lam: flo
     ends = (first + counts).tolist()
     for st, part, a, b, centre, lm, re, summary in zip(stubs, parts, first.tolist(), ends, mean_idx.tolist(),
                                                       log_m.tolist(), rel.tolist(), summaries):
-        # (packed: its group writes it into the transform's input from its nonzero cells)
-        row = PackedRow(st.with_pmf(_EMPTY, int(round(centre))), nz[a:b], w[a:b], part[3])
-        out.append(Tilted(row, lm, re, (b - a) * 2.0 ** -1022, summary))
+        pmf = np.zeros(part[3])
+        pmf[nz[a:b]] = w[a:b]
+        out.append(Tilted(st.with_pmf(pmf, int(round(centre))), lm, re, (b - a) * 2.0 ** -1022, summary))
     return out

@@ -79,9 +79,9 @@ def as_row(c: Composed) -> DiscretePRV:
                        tail_prob=0.0, bias=0.0, centre=centre)
 
 
-def _groups(rows: list[tuple[Row, int]]) -> list[list[tuple[Row, int]]]:
+def _groups(rows: list[tuple[DiscretePRV, int]]) -> list[list[tuple[DiscretePRV, int]]]:
     """Rows of similar width together (their group windows are then the narrowest)."""
-    order = sorted(range(len(rows)), key=lambda i: cells(rows[i][0]))
+    order = sorted(range(len(rows)), key=lambda i: rows[i][0].pmf.size)
     return [[rows[i] for i in order[j:j + FAN_IN]] for j in range(0, len(order), FAN_IN)]
 
 
@@ -111,7 +111,7 @@ def _node_count(n_rows: int, fold_from: int | None = None) -> int:
     return total
 
 
-def pays(rows: list[tuple[Row, int]], window_mass: float, kept: dict[int, PreparedRow]) -> bool:
+def pays(rows: list[tuple[DiscretePRV, int]], window_mass: float, kept: dict[int, PreparedRow]) -> bool:
     """Whether grouping is worth it below TREE_ALWAYS rows: enough rows, and the first level's
     windows (the mean over a sample of groups) TREE_COST times shorter than the whole window
     (measured on 1000 distinct DP-SGD steps: 25% slower than one window where the groups'
@@ -131,7 +131,7 @@ def pays(rows: list[tuple[Row, int]], window_mass: float, kept: dict[int, Prepar
 def compose_many(rows: list[tuple[Row, int]], window_mass: float,
                  cancel: Callable[[], bool] | None = None,
                  progress: Callable[[float], None] | None = None,
-                 leaf: Callable[[list[tuple[Row, int]]], list[tuple[Row, int, PreparedRow | None]]]
+                 leaf: Callable[[list[tuple[Row, int]]], list[tuple[DiscretePRV, int, PreparedRow | None]]]
                  | None = None,
                  consume: bool = False, **kwargs) -> Composed:
     """compose.compose of ``rows``, in groups when that pays (module docstring); the same
@@ -151,7 +151,7 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
 
     kept: dict[int, PreparedRow] = {}
 
-    def steps(rs: list[tuple[Row, int]]) -> list[tuple[Row, int]]:
+    def steps(rs: list[tuple[Row, int]]) -> list[tuple[DiscretePRV, int]]:
         if leaf is None:
             return [(dense(d), k) for d, k in rs]
         out = []
@@ -168,7 +168,7 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
         ready = rows if leaf is None else [(pack(t), k) for part in chunks(rows) for t, k, _ in leaf(part)]
         return compose(ready, window_mass, cancel=cancel, progress=progress, **kwargs)
     lazy = len(rows) >= TREE_ALWAYS  # (then rows are made dense, and tilted, a group at a time)
-    made: list[tuple[Row, int]] = []
+    made: list[tuple[DiscretePRV, int]] = []
     if not lazy:
         made = [r for part in chunks(rows) for r in steps(part)]
         if not made or band_counts(made) or not pays(made, window_mass, kept) or inf_mass_of(made) >= 1.0:
@@ -185,7 +185,7 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
 
     hints: dict[int, dict[bool, int]] = {}  # (each level's groups are alike: window.choose_window)
 
-    def merge(g: list[tuple[Row, int]], level: int) -> tuple[Row, int]:
+    def merge(g: list[tuple[DiscretePRV, int]], level: int) -> tuple[DiscretePRV, int]:
         # (consume: ``g``, a pending list of ours, is emptied, the rows' entries in ``kept`` go
         # once the window is chosen, and each row once transformed: at 10^5 discrete Gaussians
         # the largest folds' two rows, 70 MB, are not held beside their inverse transforms)
@@ -204,7 +204,7 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     # next as soon as they are there, so that at most FAN_IN - 1 wait on each level (memory
     # for a few groups, not for all rows at once), and one from fold_from on (each arriving row
     # composed with the one waiting); the rows come narrowest first
-    pending: list[list[tuple[Row, int]]] = [[]]
+    pending: list[list[tuple[DiscretePRV, int]]] = [[]]
     arrived = [0]  # (rows arrived at each level since its last row went up)
     # (the order as an array, not a list of ints: made after the rows, 10^5 int objects would sit
     # in the small-object arenas among the rows' own and keep every arena from going back as the
@@ -213,7 +213,7 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
                        kind="stable")
     waiting: list[tuple[Row, int] | None] = list(rows)
     del rows  # (consume: ``waiting`` holds each row only until it joins its group)
-    def arrive(row: tuple[Row, int]) -> None:
+    def arrive(row: tuple[DiscretePRV, int]) -> None:
         level = 0
         while True:
             folding = fold_from is not None and level >= fold_from

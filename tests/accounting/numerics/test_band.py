@@ -259,33 +259,6 @@ def test_the_floor_screen_fires_only_where_the_tv_bounds_stay_above_the_floor(sh
         assert _log_prod_at_top(rows) > LOG_FLOOR
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 400), st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.integers(1, 40),
-                          st.booleans()), min_size=1, max_size=20),
-       st.floats(-40.0, 0.0), st.integers(0, 2 ** 31))
-def test_the_floor_screen_reads_a_packed_row_as_its_array_of_cells(shapes, log_scale, seed):
-    """band._stays_above_floor of packed rows (tilted rows, tilt_batch.py: the masses at their
-    nonzero cells only) says what it says of their arrays of cells, and each row's fine range
-    and its largest mass (fine_max) are the same, fine ranges or not, rows whose fine range
-    holds no mass among them."""
-    from prvgui.accounting.numerics.band import _stays_above_floor, fine_max
-    from prvgui.accounting.numerics.discretize import DiscretePRV
-    from prvgui.accounting.numerics.packed import PackedRow
-    rng = np.random.default_rng(seed)
-    rows, packed = [], []
-    for width, a, b, k, has_fine in shapes:
-        p = np.where(rng.random(width) < 0.3, rng.random(width) * math.exp(log_scale), 0.0)
-        lo, hi = sorted((int(a * width), int(b * width)))
-        fine = (lo, hi) if has_fine else None
-        d = DiscretePRV(p, 0, 1e-3, 0.0, 0.0, 0.0, 0.0, fine=fine)
-        nz = np.flatnonzero(p)
-        rows.append((d, k))
-        packed.append((PackedRow(d.with_pmf(np.zeros(0)), nz, p[nz], width), k))
-    for (d, _), (q, _) in zip(rows, packed):
-        assert fine_max(q) == fine_max(d)
-    assert _stays_above_floor(packed) == _stays_above_floor(rows)
-
-
 def test_the_floor_screen_fires_on_a_group_of_discrete_gaussians():
     """The case it is for: a tree's group of 16 discrete Gaussians on the mesh of 10^4 of them
     (their lattice fills about one cell in one, so the bounds stay near 1), where tv_band

@@ -70,7 +70,7 @@ def test_each_row_is_the_tilt_by_its_definition_and_its_summary_cgf_blocks(seed,
     blocks = [256 if i % 2 else 2048 for i in range(n)]
     for r, b, got in zip(rows, blocks, tilt_many(rows, lam, blocks)):
         q, log_m, rel, lost = _definition(r, lam)
-        t = dense(got.row)
+        t = got.row
         assert t.pmf.size == q.size and t.start == nonzero(r)[0].start
         assert np.all(np.abs(t.pmf - q) <= (rel + (q.size + 8) * 2.0 ** -53) * q + 2.0 ** -1022)  # (s: a sum in sequence)
         assert got.log_m == pytest.approx(log_m, rel=1e-13, abs=1e-13)
@@ -88,7 +88,7 @@ def test_each_row_is_the_tilt_by_its_definition_and_its_summary_cgf_blocks(seed,
 def test_a_row_without_mass_is_given_back_without_a_summary():
     empty = DiscretePRV(pmf=np.zeros(4), start=3, h=1e-2, shift=0.0, inf_mass=0.0, tail_prob=0.0, bias=0.0)
     got = tilt_many([empty, *_rows(3, 2)], 0.5, [256, 256, 256])
-    assert got[0].summary is None and got[0].log_m == 0.0 and not dense(got[0].row).pmf.any()
+    assert got[0].summary is None and got[0].log_m == 0.0 and not got[0].row.pmf.any()
     assert all(g.summary is not None for g in got[1:])
 
 

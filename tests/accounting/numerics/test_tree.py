@@ -157,33 +157,6 @@ def test_rows_transformed_together_are_the_rows_transformed_alone():
             assert base == base_alone and np.array_equal(spec, alone)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 700), st.integers(-900, 900), st.floats(0.0, 1.0),
-                          st.floats(0.05, 1.0)), min_size=1, max_size=8),
-       st.sampled_from([256, 600, 700]), st.integers(0, 2 ** 31))
-def test_packed_rows_are_written_into_the_transform_as_their_arrays_of_cells(shapes, n, seed):
-    """row_spectra writes a packed row (tilt_batch's tilted rows) from its nonzero cells: the
-    same spectrum and base, to the bit, as the row's array of cells, whatever its centre (the
-    wrap-around), up to rows of n cells and past them (folded, through the array)."""
-    from prvgui.accounting.numerics.compose import row_spectra, row_spectrum
-    from prvgui.accounting.numerics.packed import PackedRow, dense
-    rng = np.random.default_rng(seed)
-    dense_rows, packed_rows = [], []
-    for size, start, at, density in shapes:
-        pmf = np.where(rng.random(size) < density, rng.random(size), 0.0)
-        pmf[rng.integers(size)] = 0.5  # (some mass)
-        d = DiscretePRV(pmf / pmf.sum(), start, 0.01, 0.0, 0.0, 0.0, 0.0, centre=min(size - 1, int(at * size)))
-        nz = np.flatnonzero(d.pmf)
-        packed = PackedRow(d.with_pmf(np.zeros(0)), nz, d.pmf[nz], size)
-        assert np.array_equal(dense(packed).pmf, d.pmf)
-        dense_rows.append(d)
-        packed_rows.append(packed)
-    for (spec, base), (spec_p, base_p), d in zip(row_spectra(dense_rows, n), row_spectra(packed_rows, n),
-                                                   dense_rows):
-        alone, base_alone = row_spectrum(d, n)
-        assert base_p == base == base_alone and np.array_equal(spec_p, spec) and np.array_equal(spec, alone)
-
-
 @pytest.mark.parametrize("prv", [
     subsampled_gaussian_prv(0.8, 0.01, "remove"), subsampled_gaussian_prv(1.3, 0.002, "add"),
     Laplace(3.0).prv("remove"), RandomizedResponse(1.0).prv("remove")], ids=["sg", "sg-add", "laplace", "rr"])
