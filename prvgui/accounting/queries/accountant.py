@@ -422,6 +422,16 @@ class Accountant:
         epsilon = None if epsilon is None else check_epsilon(epsilon)
         if self.has_blatant():
             return ZERO
+        try:
+            return self._cost(delta, epsilon, curves, steps)
+        except MemoryError as exc:  # (a row no grid holds even to be pictured, e.g. pure DP at
+            # epsilon 1e30 under replace-one: the query fails at once, saying so, as a ``fits``
+            # False estimate foretells; the estimate is not an error of its own)
+            return Cost(0.0, 0.0, int(getattr(exc, "n", 0)), str(exc), fits=False)
+
+    def _cost(self, delta: float | None, epsilon: float | None, curves: bool,
+              steps: tuple[int, Sequence[int]] | None) -> Cost:
+        """``cost`` of checked targets."""
         levels = ([error_level(delta) * 1e-3] if delta is not None else []) + [1e-12]
         model = CostModel({o: self._priced_rows(o) for o in self.orders},
                           self.eps_error, self.n_max, min(levels))

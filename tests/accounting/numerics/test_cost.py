@@ -422,3 +422,20 @@ def test_tables_let_go_are_priced_as_made_again(monkeypatch):
     monkeypatch.setattr(pipeline, "RELEASE_BYTES", 1000)
     monkeypatch.setattr(pricing, "lets_go", pipeline.lets_go)
     assert acc.cost(delta=1e-6).seconds >= kept + 0.9 * 1e-6 * tables
+
+
+@pytest.mark.parametrize("params,relation", [({"scale": 1e-30, "sensitivity": 1}, "replace_one"),
+                                             ({"scale": 5e-31, "sensitivity": 1}, "replace_one")])
+def test_a_row_no_grid_can_picture_is_priced_as_work_that_fails(params, relation):
+    """A discrete Laplace at scale 1e-30 under replace-one (pure DP at epsilon 2e30): its row
+    needs 4.6e18 points even on the estimate's coarse mesh. The estimate raised that
+    MemoryError itself (the command line printed "could not estimate the cost"); it now says
+    the work will fail (``fits`` False, never above a limit), and the query does fail at once,
+    with its own message."""
+    from prvgui.accounting.kinds import KINDS
+    a = Accountant([Row(KINDS["discrete_laplace"].from_params(params), 3)], 0.01, neighbouring=relation)
+    c = a.cost(delta=1e-6, epsilon=1.0, curves=True)
+    assert not c.fits and c.grid > a.n_max and "points" in c.why
+    assert not c.exceeds(seconds=0.0, memory=0.0)
+    with pytest.raises(MemoryError, match="far from private"):
+        a.epsilon(1e-6)
