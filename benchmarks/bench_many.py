@@ -3,7 +3,8 @@
 Run by hand (needs the test extras):  python benchmarks/bench_many.py [--rounds 3] [--cap 600]
 
 Cases: a schedule of R distinct Poisson-subsampled Gaussian rows (sigma uniform in [0.8, 1.5],
-q in [0.001, 0.01], seed 0; each row drawn ``count`` times), and R distinct Gaussians or
+q in [0.001, 0.01], seed 0; each row drawn ``count`` times; or, "branchy", sigma in [0.01,
+0.02] at q 1e-10: each row's loss split between its bulk and a branch 1250 to 5000 nats out), and R distinct Gaussians or
 discrete Gaussians (sigma uniform in [50, 200]), epsilon at delta. Every (case, program) runs in
 its own process, which builds its input, answers once untimed (the warm-up: imports, caches of
 the first call), then answers ``--rounds`` times; the median of those is the warm time, what a
@@ -37,6 +38,8 @@ kind, n, count, delta, rounds = {kind!r}, {n}, {count}, {delta}, {rounds}
 rng = np.random.default_rng(0)
 if kind == "sg":
     params = list(zip(rng.uniform(0.8, 1.5, n).tolist(), rng.uniform(0.001, 0.01, n).tolist()))
+elif kind == "sgb":  # (branchy: each row's loss split between its bulk and a branch far out)
+    params = [(s, 1e-10) for s in rng.uniform(0.01, 0.02, n).tolist()]
 else:
     params = rng.uniform(50.0, 200.0, n).tolist()
 """
@@ -45,7 +48,7 @@ else:
 PEER = """
 from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
 def event(p):
-    e = PoissonSampledDpEvent(p[1], GaussianDpEvent(p[0])) if kind == "sg" else GaussianDpEvent(p)
+    e = PoissonSampledDpEvent(p[1], GaussianDpEvent(p[0])) if kind.startswith("sg") else GaussianDpEvent(p)
     return SelfComposedDpEvent(e, count) if count > 1 else e
 def answer():
     acc = Peer()
@@ -59,7 +62,7 @@ PROGRAMS = {
 from prvgui.accounting import Accountant, Gaussian, Row, SubsampledGaussian
 from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
 closed = {closed}
-if kind == "sg":
+if kind.startswith("sg"):
     rows = [Row(SubsampledGaussian(s, q), count) for s, q in params]
 elif kind == "dg":
     rows = [Row(DiscreteGaussian(s), count) for s in params]
@@ -100,6 +103,8 @@ CASES = [
     ("10^4 distinct discrete Gaussians", "dg", 10000, 1, 1e-10, [("prvgui", True)]),
     ("2 x 10^4 distinct discrete Gaussians", "dg", 20000, 1, 1e-10, [("prvgui", True)]),
     ("4 x 10^4 distinct discrete Gaussians (streamed)", "dg", 40000, 1, 1e-10, [("prvgui", True)]),
+    ("256 distinct DP-SGD steps at sigma 0.01 to 0.02, q 1e-10", "sgb", 256, 1, 1e-10,
+     [("prvgui", True), ("rdp", True)]),
     ("10^4 distinct Gaussians", "g", 10000, 1, 1e-10,
      [("prvgui", True), ("prvgui", False), ("rdp", True), ("pld", True)]),
 ]

@@ -66,7 +66,8 @@ from ..core.cost import ZERO, Cost
 from .pipeline import Plan, coarsened, lets_go, make_plan
 from .reuse import table_bytes
 from .pricing_guess import GUESS_POINTS, GUESS_ROWS, deciding, epsilon_guess
-from .pricing_many import PACKED_BYTES, Sampled, counts_of, price as price_many, row_sum, sample_indices, spread
+from .pricing_many import (PACKED_BYTES, Sampled, counts_of, price as price_many, row_sum, sample_indices, spread,
+                           tree_pays)
 from .tree import TREE_ALWAYS
 from ..pairs.lattice import KEEP_BYTES
 from ..pairs.prv import PRV
@@ -173,6 +174,11 @@ class _Row:
     def edges(self, plan: Plan) -> float:
         """Cell edges whose cdf discretize evaluates on the plan's mesh."""
         return sum(length / (width * plan.h) for length, width in self._stretches(plan))
+
+    @property
+    def edge_cost(self) -> float:
+        """What evaluating its cdf at an edge costs, in DISC_EDGE_S's unit (Continuous.cost)."""
+        return self.prv.cont.cost if self.prv.cont is not None else 1.0
 
     def _stretches(self, plan: Plan) -> list[tuple[float, int]]:
         """(length, width of its cells in meshes) of each stretch of the row's span: the fine
@@ -482,15 +488,17 @@ class CostModel:
                  tally: _Tally, mass: float) -> int:
         """One attempt at the plan's mesh; ``mass``: the composition window's (plan.e_w, or a
         tilted composition's)."""
-        if pic.many:  # (tree.py's groups: pricing_many.py)
+        if pic.many or (not sweep and tree_pays(pic.rows, counts, mass, pic.width(counts, mass))):
+            # (tree.py's groups: pricing_many.py)
             n_live = sum(1 for k in counts if k > 0)
             try:
                 seconds, memory, n, out = price_many(
                     pic.rows, [counts[i] for i in pic.idx], pic.weight, n_live, pic.width(counts, mass),
                     plan, extended, self.n_max, IRFFT_S, DISC_EDGE_S, DISC_CELL_S,
                     LONG_FFT_BYTES if extended else FFT_BYTES, mass)
-            except GridTooLarge:
-                tally.add(BUILD_S, 0.0)
+            except GridTooLarge as exc:  # (with what the engine spends before it finds out)
+                spent, held = getattr(exc, "spent", (0.0, 0.0))
+                tally.add(BUILD_S + spent, held)
                 raise
             seconds += BUILD_S + (1 + sweep) * IRFFT_S * out + sweep * POWER_S * out / 2 + REMAKE_BYTE_S * pic.remade
             tally.add(seconds, memory + (SWEEP_FFT_BYTES * n if sweep else 0.0))
@@ -501,7 +509,7 @@ class CostModel:
         for r, c in zip(pic.rows, cells):
             if c > self.n_max:
                 raise GridTooLarge(c, self.n_max, r.span)  # before discretising: free
-        seconds = BUILD_S + sum(DISC_EDGE_S * r.edges(plan) + (DISC_CELL_S + CHECK_CELL_S) * c
+        seconds = BUILD_S + sum(DISC_EDGE_S * r.edge_cost * r.edges(plan) + (DISC_CELL_S + CHECK_CELL_S) * c
                                 for r, c in zip(pic.rows, cells))
         # the rows as they are held: from TREE_ALWAYS rows on, their nonzero cells (packed.py:
         # about one per edge), else every cell

@@ -1,16 +1,19 @@
 """What a composition of many distinct rows costs (tree.py's groups), priced from a sample.
 
-From tree.TREE_ALWAYS rows on (unless drawn so often that one window serves: tree.band_counts), the cost model (pricing.py) pictures SAMPLE_ROWS of them, spread
-over the rows, each standing for ``weight`` = rows / sample of them: a coarse picture of every
+From tree.TREE_ALWAYS rows on (unless drawn so often that one window serves: tree.band_counts),
+the cost model (pricing.py) pictures SAMPLE_ROWS of them, spread over the rows, each standing for ``weight`` = rows / sample of them: a coarse picture of every
 row would cost about as much as the work. What the sample gives:
 
 * discretising: the sampled rows' cell edges and cells, times the weight;
 * the composition's window: the sampled rows' cumulants times the weight (window.py's Chernoff
   bound over cumulants that add up: an estimate of the whole window, not a bound);
 * the first level's groups: FAN_IN / weight neighbouring sampled rows (tree.py groups rows of
-  similar width) on their own window, the length L every row is transformed at; the levels
-  above cost about a third as much again (each holds 1 / FAN_IN of the rows on windows about
-  sqrt(FAN_IN) times as long); the top composes the rows left on each level (``top_rows``: one
+  similar width) on their own window, the length L every row is transformed at; each level
+  above pictured the same way on groups of FAN_IN^l rows (``levels``: a group's window grows as
+  the square root of its rows when their sum is close to normal, as the rows themselves when
+  each holds a far branch of its mass), a point priced by its length (``point_seconds``); a
+  level that does not fit the grid is found before composing (fits_many.py), once the rows
+  are discretised, and that attempt is priced so; the top composes the rows left on each level (``top_rows``: one
   a level from tree.FOLD_FROM on when the rows are streamed) at the whole window's length;
 * memory: the rows held as their nonzero cells (about one per cell edge, at most one per
   lattice point, 12 bytes each: index and mass; so many distinct rows are not kept for reuse),
@@ -43,7 +46,7 @@ from .compose import BATCH_N, BATCH_ROWS, fft_len
 from .lattice_batch import batched
 from . import pipeline
 from ..core.errors import GridTooLarge
-from .tree import FAN_IN, FOLD_FROM, TREE_ALWAYS, band_counts
+from .tree import FAN_IN, FOLD_FROM, TREE_ALWAYS, TREE_COST, TREE_MIN, band_counts
 from .window import choose_window
 from ..pairs.prv import PRV
 
@@ -67,11 +70,12 @@ PACKED_BYTES = 12
 LAZY_ROW_BYTES = 3500
 #: seconds per point of a group's window and row: a short transform (tens of thousands of
 #: points, eight rows a call on every core), the product, the group's share of its inverse
-#: transform; the levels above the first cost about a third as much again (LEVELS: 1 + 1/4 +
-#: 1/16 ...). Measured 2026-11-29 (a row drawn once is its own spectrum; 2 cores): 5.6 ns at 10^4
+#: transform, up to 64k points (``point_seconds`` for longer). Measured 2026-11-29 (a row drawn once is its own spectrum; 2 cores): 5.6 ns at 10^4
 #: distinct discrete Gaussians (groups of 16k to 64k points), 4 to 5.3 ns at 1000 distinct
 #: DP-SGD steps (14 ns before those changes)
-GROUP_POINT_S, LEVELS = 6e-9, 4.0 / 3.0
+GROUP_POINT_S = 6e-9
+#: the same past compose.BATCH_N points, each row transformed alone (point_seconds)
+LONG_POINT_S = 20e-9
 #: seconds per coefficient of a power X^k, k > 1 (compose.power; measured 58 to 79 ns at 2e4 to
 #: 1e6 coefficients)
 GROUP_POWER_S = 75e-9
@@ -133,22 +137,66 @@ def spread(n: int, k: int) -> list[int]:
     return sorted(set(np.linspace(0, n - 1, min(n, k)).round().astype(int).tolist()))
 
 
-def group_width(rows: Sequence, counts: Sequence[float], mass: float, weight: float = 1.0) -> float:
-    """The mean window of the first level's groups (``rows``: pricing._Row pictures, in sample
-    order, with their own counts; each stands for ``weight`` rows). tree.py groups rows of
-    similar width, so a group is pictured by the FAN_IN / weight sampled rows next to each other
-    in width (one sampled row FAN_IN times over once ``weight`` >= FAN_IN), their counts scaled
-    to make FAN_IN rows."""
+def tree_pays(rows: Sequence, counts: Sequence[int], mass: float, whole: float) -> bool:
+    """Whether tree.compose_many takes fewer than TREE_ALWAYS rows (all pictured: pricing._Row
+    pictures with their counts) in groups: tree.pays on the coarse rows, the mean window of up
+    to eight of its groups (rows of similar width together) against the whole window ``whole``
+    (at ``mass``). (255 distinct DP-SGD steps at sigma 0.01 were priced on one window, 637 s
+    and 28 GB, where the tree composes them.)"""
+    live = [i for i, k in enumerate(counts) if k > 0]
+    if len(live) < TREE_MIN or band_counts([(None, counts[i]) for i in live]):
+        return False
+    order = sorted(live, key=lambda i: rows[i].span)
+    groups = [order[j:j + FAN_IN] for j in range(0, len(order), FAN_IN)]
+    widths = [choose_window([(rows[i].prepared, counts[i]) for i in g], mass)[:2]
+              for g in groups[::max(1, len(groups) // 8)]]
+    return TREE_COST * sum(hi - lo for lo, hi in widths) / len(widths) <= whole
+
+
+def group_width(rows: Sequence, counts: Sequence[float], mass: float, weight: float = 1.0,
+                size: int = FAN_IN) -> float:
+    """The mean window of the tree's groups of ``size`` leaves (``rows``: pricing._Row pictures,
+    in sample order, with their own counts; each stands for ``weight`` rows). tree.py groups
+    rows of similar width, so a group is pictured by the size / weight sampled rows next to
+    each other in width (one sampled row ``size`` times over once ``weight`` >= size), their
+    counts scaled to make ``size`` rows."""
     order = sorted(range(len(rows)), key=lambda i: rows[i].span)
-    step = max(1, min(FAN_IN, round(FAN_IN / max(weight, 1.0))))
+    step = max(1, min(size, round(size / max(weight, 1.0)), len(order)))
     widths = []
     for j in range(0, len(order) - step + 1, step):
         part = order[j:j + step]
-        g = [(rows[i].prepared, counts[i] * FAN_IN / len(part)) for i in part if counts[i] > 0]
+        g = [(rows[i].prepared, counts[i] * size / len(part)) for i in part if counts[i] > 0]
         if g:
             lo, hi, _ = choose_window(g, mass)
             widths.append(max(hi - lo, max(rows[i].span for i in part)))
     return float(np.mean(widths)) if widths else max(r.span for r in rows)
+
+
+def levels(rows: Sequence, counts: Sequence[float], mass: float, weight: float, live: int,
+           whole: float) -> list[tuple[int, float]]:
+    """(compositions, mean window) of each level of the tree over ``live`` rows: level l composes
+    FAN_IN rows of level l - 1 into each of its live // FAN_IN^l groups, on the window of
+    FAN_IN^l leaves (``group_width``; at most the whole window). A group's window grows as the
+    square root of its leaves when their sum is close to normal, and as the leaves themselves
+    when each holds a far branch of its mass (a DP-SGD step at sigma 0.01, whose tilted groups
+    of 16 and 256 steps spanned 56,000 and 61,000 nats), so each level is pictured, not
+    scaled from the first."""
+    out, size = [], FAN_IN
+    while live // size:
+        out.append((live // size, min(whole, group_width(rows, counts, mass, weight, size))))
+        size *= FAN_IN
+    return out
+
+
+def point_seconds(n: float) -> float:
+    """Seconds per point and row of a group's composition on n points: its transform, the
+    product, its share of the inverse transform. Up to compose.BATCH_N points eight rows go to
+    one call on every core; longer, each row is transformed alone, and every step slows as the
+    arrays leave the caches (measured 2026-11-30, groups of 16 DP-SGD steps: 6 ns at 16k to 64k
+    points, 9 to 12 at 1M, 20 at 2.1M, 23.5 at 7.7M, 27 at 22.7M)."""
+    if n <= BATCH_N:
+        return GROUP_POINT_S + 1e-9 * max(0.0, math.log2(max(n, 1.0) / (1 << 16)))
+    return LONG_POINT_S + 2e-9 * max(0.0, math.log2(n / (2 * BATCH_N)))
 
 
 def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole: float, plan,
@@ -165,33 +213,40 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
             raise GridTooLarge(c, n_max, r.span)
     edges = [max(r.edges(plan), 1.0) for r in rows]
     n = fft_len(math.ceil(whole / h) + 3, h, plan.agg_max)
-    if n > n_max:
-        raise GridTooLarge(n, n_max, whole)
     share = (plan.e_w if mass is None else mass) / (2 * max(1, live // FAN_IN))
-    group = fft_len(math.ceil(group_width(rows, counts, share, weight) / h) + 3, h, 0.0)
     long_ = 7.0 if extended else 1.0
     # (lattice rows discretised together: lattice_batch.py; the others one at a time)
-    seconds = weight * sum(LATTICE_EDGE_S * e if batched(r.prv) else disc_edge_s * e + disc_cell_s * c
+    seconds = weight * sum(LATTICE_EDGE_S * e if batched(r.prv) else disc_edge_s * r.edge_cost * e + disc_cell_s * c
                            for r, e, c in zip(rows, edges, cells))
+    # (the rows as they are held: their nonzero cells from TREE_ALWAYS rows on, else every cell)
+    packed = weight * (PACKED_BYTES * sum(min(r.nonzero(plan), c) for r, c in zip(rows, cells))
+                       if live >= TREE_ALWAYS else 8.0 * sum(cells))
+    # each level's groups, composed cell by cell (tree.py): one too long for n_max is found before
+    # composing (fits_many.py), once the rows are discretised
+    tiers = [(k, fft_len(math.ceil(w / h) + 3, h, 0.0)) for k, w in levels(rows, counts, share, weight, live, whole)]
+    longest = max([n_l for _, n_l in tiers] + [n])
+    if longest > n_max:  # (the longest: the engine coarsens to fit it)
+        raise _spent(GridTooLarge(longest, n_max, longest * h), seconds, packed)
     seconds += live * ROW_S
-    # the first level, and the levels above: each holds 1 / FAN_IN of the rows on windows about
-    # sqrt(FAN_IN) times as long (LEVELS); a row drawn more than once is raised to its count on
-    # the first level (compose.power; once, it needs no power): the share of the rows so drawn
-    # pays it (one row of a steps curve among 10^4 drawn once had all of them priced with a
-    # power: 18 s for a composition of 6.4)
+    # a row drawn more than once is raised to its count on the first level (compose.power;
+    # once, it needs no power): the share of the rows so drawn pays it (one row of a steps curve
+    # among 10^4 drawn once had all of them priced with a power: 18 s for a composition of 6.4)
     drawn = min(1.0, weight * sum(1 for k in counts if k > 1) / max(live, 1))
     power = 0.5 * GROUP_POWER_S * long_ * drawn
-    seconds += live * (LEVELS * GROUP_POINT_S * long_ + power) * group
+    group = tiers[0][1] if tiers else n
+    for i, (k, n_l) in enumerate(tiers):
+        seconds += k * FAN_IN * (point_seconds(n_l) * long_ + (power if i == 0 else 0.0)) * n_l
     # the top: the rows left over on every level (the digits of ``live`` in base FAN_IN), each
     # transformed on the whole window
-    packed = weight * PACKED_BYTES * sum(min(r.nonzero(plan), c) for r, c in zip(rows, cells))
     streamed = packed > pipeline.STREAM_BYTES
     top = top_rows(live, FOLD_FROM if streamed else None)
     seconds += top * (TOP_POINT_S * long_ + power) * n + irfft_s * n
     if streamed:  # (pipeline.discretize_many; every row discretised twice)
-        seconds += weight * sum(disc_edge_s * e + disc_cell_s * c for e, c in zip(edges, cells))
+        seconds += weight * sum(disc_edge_s * r.edge_cost * e + disc_cell_s * c for r, e, c in zip(rows, edges, cells))
         packed = packed * min(1.0, pipeline.STREAM_SAMPLE / max(live, 1)) + live * LAZY_ROW_BYTES
-    dense = 8.0 * FAN_IN * group * (1 + math.log(max(live, 2), FAN_IN))  # a group per level
+    # up to FAN_IN - 1 rows waiting on each level below the last, each as long as the windows of
+    # the level that made it (the last level's wait for the top: top_cells)
+    dense = 8.0 * FAN_IN * sum(n_l for _, n_l in tiers[:-1])
     # the top's rows (top_cells), and on a window up to BATCH_N a batch of their transforms
     # (BATCH_ROWS rows and spectra) beside the product; past it one row's transform at a time,
     # widest first, the transform's buffer and plan beside it (compose._transform): at 10^5
@@ -205,9 +260,18 @@ def price(rows: Sequence, counts: Sequence[int], weight: float, live: int, whole
     # rows and their spectra on up to BATCH_N points beside the rows still waiting, MERGE_BYTES a
     # point and row (measured 2026-11-29 above the rows' cells and PRVs: 0.27 GB at 10^4
     # discrete Gaussians, batches on 746k points; 0.26 GB at 2 x 10^4, on 1M; priced 0.10 to
-    # 0.14 GB before this term)
-    top_bytes = max(top_bytes, held + MERGE_BYTES * BATCH_ROWS * min(n, BATCH_N))
+    # 0.14 GB before this term); past BATCH_N points one row at a time (as the top's)
+    largest = max([n_l for _, n_l in tiers] + [min(n, BATCH_N)])
+    merge = MERGE_BYTES * BATCH_ROWS * min(largest, BATCH_N) if largest <= BATCH_N else (fft_bytes + 8.0 + 16.0) * largest
+    top_bytes = max(top_bytes, held + merge)
     return seconds, packed + dense + top_bytes, n, n
+
+
+def _spent(exc: GridTooLarge, seconds: float, memory: float) -> GridTooLarge:
+    """``exc`` carrying the seconds and bytes the composition spent before it was raised
+    (pricing.CostModel adds them to the attempts that fail)."""
+    exc.spent = (seconds, memory)  # type: ignore[attr-defined]
+    return exc
 
 
 def top_cells(live: int, fold_from: int | None, group: int, n: int) -> float:

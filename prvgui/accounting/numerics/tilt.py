@@ -44,13 +44,14 @@ from typing import Sequence
 import numpy as np
 from scipy.optimize import brentq
 
-from .compose import Composed, row_blocks
+from .compose import N_MAX, Composed, row_blocks
 from .discretize import DiscretePRV
 from .packed import LazyRow, PackedRow, Row, dense, let_go_summaries
 from .sums import dot
-from .tree import compose_many
+from .fits_many import row_summary as _summary
+from .tree import check_grids, compose_many, many
 from .tilt_batch import tilt_many
-from .window import PreparedRow, blocks_many, cgf_blocks
+from .window import PreparedRow, blocks_many
 
 _U = 2.0 ** -53
 #: the untilted composition is kept where e^{L - lambda y} <= e^LOG_CUT (its error is vacuous below)
@@ -81,13 +82,18 @@ STEER_BLOCKS, STEER_XTOL = 256, 2e-8
 _LAM_LO = 1e-4
 
 
-def stacked_blocks(rows: Sequence[tuple[Row, int]]):
+def row_summaries(rows: Sequence[tuple[Row, int]]) -> list:
+    """Each row's block summary (None: drawn 0 times, or no finite mass), in order."""
+    got = _packed_summaries([r if k > 0 else None for r, k in rows])
+    return [None if k <= 0 else got.get(i) or _summary(r, STEER_BLOCKS) for i, (r, k) in enumerate(rows)]
+
+
+def stacked_blocks(rows: Sequence[tuple[Row, int]], summaries: list | None = None):
     """Every row's block summary in one array (log masses, values, count per block) and the
-    first block of each row, so that one pass evaluates the whole composition."""
-    live = [(r, k) for r, k in rows if k > 0]
-    got = _packed_summaries([r for r, _ in live])
-    parts = [(b, k) for b, k in ((got.get(i) or _summary(r, STEER_BLOCKS), k) for i, (r, k) in enumerate(live))
-             if b is not None]
+    first block of each row, so that one pass evaluates the whole composition. ``summaries``:
+    row_summaries(rows), when the caller has them."""
+    summaries = row_summaries(rows) if summaries is None else summaries
+    parts = [(b, k) for b, (_, k) in zip(summaries, rows) if b is not None]
     if not parts:
         return None
     logp = np.concatenate([b[0] for b, _ in parts])
@@ -101,7 +107,7 @@ def stacked_blocks(rows: Sequence[tuple[Row, int]]):
 SUMMARY_ROWS = 64
 
 
-def _packed_summaries(rows: Sequence[Row]) -> dict[int, tuple]:
+def _packed_summaries(rows: Sequence[Row | None]) -> dict[int, tuple]:
     """_summary of each packed row with cells, by place, SUMMARY_ROWS rows at a time: the same
     summaries as one by one (window.blocks_many), without a few NumPy calls a row."""
     at = [i for i, r in enumerate(rows) if isinstance(r, PackedRow) and r.idx.size]
@@ -114,16 +120,6 @@ def _packed_summaries(rows: Sequence[Row]) -> dict[int, tuple]:
                           np.array([p.idx.size for p in packed]))  # type: ignore[union-attr]
         out.update(zip(part, got))
     return out
-
-
-def _summary(r: Row, blocks: int) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """The row's cgf_blocks (None: no finite mass); a streamed row's own summary, kept when it
-    was first discretised (pipeline.LAZY_BLOCKS blocks), so that it is not made again here."""
-    if isinstance(r, LazyRow):
-        return r.blocks
-    if isinstance(r, PackedRow):  # (from its nonzero cells: it only steers)
-        return cgf_blocks(r, blocks) if r.idx.size else None
-    return cgf_blocks(r, blocks) if r.pmf.any() else None
 
 
 #: cgf_and_mean works through this many blocks at a time (its temporaries, five arrays of them,
@@ -336,7 +332,8 @@ def compose_tilted(rows: Sequence[tuple[Row, int]], target: tuple[str, float], w
     tilted as they are composed (tree.compose_many: a group at a time when there are many;
     ``consume`` as there: a list the caller gives up once a tilt is chosen)."""
     kind, value = target
-    stacked = stacked_blocks(rows)
+    summaries = row_summaries(rows)
+    stacked = stacked_blocks(rows, summaries)
     lam = choose_lambda_for_delta(rows, value, stacked) if kind == "delta" else choose_lambda(rows, value)
     if lam is None or stacked is None:
         return None
@@ -346,9 +343,16 @@ def compose_tilted(rows: Sequence[tuple[Row, int]], target: tuple[str, float], w
     mass = tilted_window_mass(*cgf_and_mean(stacked, lam), lam, window_mass)
     given = rows if consume and isinstance(rows, list) else list(rows)
     del stacked
+    # (grids too long for many rows: found now, from their summaries tilted by lambda, not once
+    # every row is tilted, nor once the tree is under way: tree.check_grids)
+    checked = many(given)
+    if checked:
+        check_grids(given, mass, kwargs.get("n_max", N_MAX), kwargs["agg_max"], lam, summaries)
+    del summaries
     if consume:  # (the streamed rows' block summaries steered lambda and the window: done)
         let_go_summaries(given)
-    return untilt(compose_many(given, mass, leaf=tilting.rows, consume=consume, **kwargs), tilting.info())
+    return untilt(compose_many(given, mass, leaf=tilting.rows, consume=consume, checked=checked, **kwargs),
+                  tilting.info())
 
 
 def tilted_window_mass(big_l: float, m: float, lam: float, mass: float) -> float:

@@ -36,8 +36,9 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from .compose import Composed, compose, inf_mass_of, prepared_row, release_fft_plans
+from .compose import N_MAX, Composed, compose, inf_mass_of, prepared_row, release_fft_plans
 from .discretize import DiscretePRV
+from . import fits_many
 from .heap import give_back
 from .packed import LazyRow, Row, cells, dense, pack
 from .sums import dot
@@ -128,12 +129,36 @@ def pays(rows: list[tuple[DiscretePRV, int]], window_mass: float, kept: dict[int
     return TREE_COST * mean <= whole[1] - whole[0]
 
 
+def many(rows: Sequence[tuple[Row, int]]) -> bool:
+    """Whether compose_many may take these rows in groups: TREE_MIN or more drawn, not so often
+    that one window serves (band_counts), none all at +inf. (Below TREE_ALWAYS it asks ``pays``;
+    where it does not, the one window holds every row, wider than their groups': a group found
+    too long for the grid means that window is too.)"""
+    live = [(d, k) for d, k in rows if k > 0]
+    return len(live) >= TREE_MIN and not band_counts(live) and not any(d.inf_mass >= 1.0 for d, _ in live)
+
+
+def check_grids(rows: Sequence[tuple[Row, int]], window_mass: float, n_max: int = N_MAX,
+                agg_max: float = 0.0, lam: float = 0.0, summaries: Sequence | None = None) -> None:
+    """Raises GridTooLarge before composing when compose_many's groups or top would not fit
+    ``n_max`` points (fits_many.py), the groups on its share of ``window_mass``, the top on
+    half of it; ``lam``: the tilt the rows will be composed at (tilt.compose_tilted's, whose
+    leaves tilt them); ``summaries``: the rows' block summaries in order, when the caller has
+    them (tilt.row_summaries)."""
+    keep = [i for i, (_, k) in enumerate(rows) if k > 0]
+    live = [rows[i] for i in keep]
+    fold_from = FOLD_FROM if any(isinstance(d, LazyRow) for d, _ in live[:1]) else None
+    share = 0.5 * window_mass / max(_node_count(len(live), fold_from), 1)
+    fits_many.check(live, share, 0.5 * window_mass, n_max, agg_max, FAN_IN, fold_from, lam,
+                    None if summaries is None else [summaries[i] for i in keep])
+
+
 def compose_many(rows: list[tuple[Row, int]], window_mass: float,
                  cancel: Callable[[], bool] | None = None,
                  progress: Callable[[float], None] | None = None,
                  leaf: Callable[[list[tuple[Row, int]]], list[tuple[DiscretePRV, int, PreparedRow | None]]]
                  | None = None,
-                 consume: bool = False, **kwargs) -> Composed:
+                 consume: bool = False, checked: bool = False, **kwargs) -> Composed:
     """compose.compose of ``rows``, in groups when that pays (module docstring); the same
     keyword arguments. The result's ``parts`` say how many groups were composed ("groups").
 
@@ -143,7 +168,10 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
     unpacked, so that only a few groups' copies are held. ``consume``: ``rows`` is a list
     the caller gives up (it is emptied at once); in groups each row is let go as soon as it
     joins its group, so that the top of the tree no longer holds every row's cells (2 x 10^4
-    discrete Gaussians: 0.37 GB of packed cells)."""
+    discrete Gaussians: 0.37 GB of packed cells). ``checked``: the caller has run check_grids on
+    ``rows`` as they will be composed (tilt.compose_tilted, before its leaves tilt them); else
+    it is run here once the rows are known to go in groups (as given, or as ``leaf`` made them
+    when few enough to be made first: then after ``pays``, which the tilted rows answer)."""
     given = rows
     rows = [(d, k) for d, k in rows if k > 0]
     if consume and isinstance(given, list):
@@ -173,8 +201,12 @@ def compose_many(rows: list[tuple[Row, int]], window_mass: float,
         made = [r for part in chunks(rows) for r in steps(part)]
         if not made or band_counts(made) or not pays(made, window_mass, kept) or inf_mass_of(made) >= 1.0:
             return compose(made, window_mass, cancel=cancel, progress=progress, prepared=kept, **kwargs)
+        if not checked:
+            check_grids(made, window_mass, kwargs.get("n_max", N_MAX), kwargs.get("agg_max", 0.0))
     elif any(d.inf_mass >= 1.0 for d, _ in rows):  # (nothing to compose: compose says so)
         return compose(steps(rows), window_mass, cancel=cancel, progress=progress, **kwargs)
+    elif not checked and leaf is None:
+        check_grids(rows, window_mass, kwargs.get("n_max", N_MAX), kwargs.get("agg_max", 0.0))
     # (streamed rows: memory is what matters, so from FOLD_FROM on a level holds one row, the
     # rows so far folded together, not up to FAN_IN - 1 of them waiting)
     fold_from = FOLD_FROM if any(isinstance(d, LazyRow) for d, _ in rows[:1]) else None

@@ -49,6 +49,10 @@ class Continuous:
     #: same values as this part's own functions; None: no such family (discretize's tail scans
     #: of many rows together, tails_batch.py)
     family: tuple[Callable[[str, Array, tuple[Array, ...]], Array], tuple[float, ...]] | None = None
+    #: what one evaluation of cdf or sf costs, in evaluations of a plain kind's (the cost model's
+    #: unit: numerics/pricing.py prices a cell edge at that): a mixture's, its parts' and a little
+    #: more (pairs/revealed_mixture.py)
+    cost: float = 1.0
 
     def lower_cut(self, tau: float, tol: float = 0.0) -> float:
         """A point a with cdf(a) <= tau (the support's lower end if tau is tiny enough)."""

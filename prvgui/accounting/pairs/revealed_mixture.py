@@ -44,6 +44,10 @@ def _check(parts: Sequence[tuple[float, PRV]]) -> list[tuple[float, PRV]]:
     return [(w / total, prv) for w, prv in parts if w > 0]
 
 
+#: what placing a part's values costs beside evaluating them (``_mixed``), in Continuous.cost's unit
+MIX_COST = 0.15
+
+
 def _tail(c: Continuous, which: str, t: Array) -> Array:
     """``c.cdf`` or ``c.sf`` at t, with the values outside (lo, hi) set by definition."""
     inside = (t > c.lo) & (t < c.hi)
@@ -67,7 +71,10 @@ def _mixed(conts: list[tuple[float, Continuous]]) -> Continuous:
     lo = min(c.lo for _, c in conts)
     hi = max(c.hi for _, c in conts)
     centre = max(conts, key=lambda wc: wc[0] * wc[1].mass)[1].centre  # the heaviest part's
-    return Continuous(lo, hi, mass, cdf, sf, centre)
+    # (each part evaluated where it lives, and its values placed: ``_tail``; a truncated Poisson
+    # step's two subsampled Gaussians at sigma 0.001 spent 11.2 s in their sf, 1.6 s around it)
+    cost = math.fsum(c.cost + MIX_COST for _, c in conts)
+    return Continuous(lo, hi, mass, cdf, sf, centre, cost=cost)
 
 
 def revealed_mixture(parts: Sequence[tuple[float, PRV]]) -> PRV:

@@ -11,6 +11,8 @@ from prvgui.accounting import Accountant, ApproxDP, Row, SubsampledGaussian
 from prvgui.accounting.core.cost import ZERO
 from prvgui.accounting.kinds.discrete_gaussian import DiscreteGaussian
 from prvgui.accounting.numerics import pricing_many, reuse
+from prvgui.accounting.numerics.compose import N_MAX
+from prvgui.accounting.numerics.pricing import CostModel
 from prvgui.accounting.numerics.pricing_many import SAMPLE_ROWS, Sampled
 
 
@@ -132,3 +134,39 @@ def test_one_row_drawn_often_among_many_drawn_once_pays_its_own_power():
     twice = model.build("remove", level, counts=(2,) * 3000)[0].seconds
     assert base <= one_row < 1.2 * base
     assert twice > 1.5 * base
+
+
+def _branchy(n, seed=0):
+    """DP-SGD steps at sigma 0.01 to 0.02 and q 1e-10: each row's loss split between its bulk
+    near 0 and a branch 1250 to 5000 nats out, so that a group's tilted window grows with its
+    rows, not with their square root."""
+    rng = np.random.default_rng(seed)
+    return [Row(SubsampledGaussian(float(s), 1e-10), 1) for s in rng.uniform(0.01, 0.02, n)]
+
+
+def test_the_estimate_does_not_jump_where_the_sample_starts():
+    """255 rows are priced from every row, 256 from 64 of them. Both go in groups (tree.py):
+    255 were priced on one window (637 s, 28 GB) and 256 with every level above the first a
+    third of the first (18 s, 2.7 GB); 256 took 56 s and 1.74 GB, after the check of the
+    groups' grids (fits_many.py)."""
+    few = Accountant(_branchy(255), 0.01).cost(delta=1e-10)
+    many = Accountant(_branchy(256), 0.01).cost(delta=1e-10)
+    assert 0.5 <= few.seconds / many.seconds <= 2.0
+    assert 30.0 <= many.seconds <= 200.0
+    assert few.fits and many.fits
+
+
+def test_a_level_is_priced_on_its_own_windows():
+    """pricing_many.levels pictures each level of the tree on its own windows: wider for more
+    rows, at most sqrt(FAN_IN) = 4 times (and a half) the level below for these DP-SGD steps
+    (skewed sums: 1.3 times here), where the branchy rows above grow 5 times from 16 rows to
+    256; capped at the whole window."""
+    acc = Accountant(_sg(4096), 0.01)
+    model = CostModel({"remove": acc._priced_rows("remove")}, 0.01, N_MAX)
+    pic = model.picture("remove")
+    counts = [1] * len(pic.rows)
+    got = pricing_many.levels(pic.rows, counts, 1e-12, pic.weight, 4096, math.inf)
+    assert [k for k, _ in got] == [256, 16, 1]
+    assert 1.0 < got[1][1] / got[0][1] <= 6.0 and 1.0 < got[2][1] / got[1][1] <= 6.0
+    capped = pricing_many.levels(pic.rows, counts, 1e-12, pic.weight, 4096, got[1][1])
+    assert [w for _, w in capped] == [got[0][1], got[1][1], got[1][1]]
