@@ -22,7 +22,7 @@ from .compose import (INTERRUPTIBLE_SIZE, band_dft, choose_band, fft_len, fft_re
 from ..core.errors import GridTooLarge, check_cancel
 from .discretize import DiscretePRV
 from .packed import dense
-from .pipeline import certify, coarsened, discretize_many, discretize_rows, make_plan
+from .pipeline import Plan, certify, coarsened, discretize_many, discretize_rows, make_plan, row_terms, unclassed
 from ..core.values import Bounds
 from ..pairs.prv import PRV
 from .reuse import prepared
@@ -147,8 +147,17 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
                     ) -> list[Bounds]:
     k_max = sum(k for _, k in others) + (int(cs.max()) if prv_j is not None else 0)
     plan = make_plan(eps_error, scale, k_max, level, len(others) + 1)
+
+    def rows_on(plan: Plan) -> tuple[list, DiscretePRV | None]:
+        dj = discretize_rows([(prv_j, 1)], plan, n_max)[0][0] if prv_j is not None else None
+        return discretize_many(others, plan, n_max, cancel), cast(DiscretePRV | None, dj)
+    leaves, dj = rows_on(plan)
+    biggest = [(dj, int(cs.max()))] if dj is not None else []
+    plain = unclassed(plan, row_terms(leaves + biggest, plan).fail, eps_error, scale, len(others) + 1)
+    if plain is not None:  # (the class plan's bound failed for these rows: pipeline.unclassed)
+        plan = plain
+        leaves, dj = rows_on(plan)
     h, agg_max = plan.h, plan.agg_max
-    leaves = discretize_many(others, plan, n_max, cancel)
     # many distinct other rows: composed once, in groups (tree.py), and then one row of the
     # curve's compositions, whose error terms each point carries; the window's mass is split
     # between that composition and each point's window
@@ -160,9 +169,7 @@ def _order_sweep_at(others, prv_j, cs, delta, level, eps_error, scale, n_max, ca
     else:
         disc_o = [(dense(d), k) for d, k in leaves]
     prep_o = [(prepared(d), k) for d, k in disc_o]
-    dj = None
-    if prv_j is not None:
-        dj = discretize_rows([(prv_j, 1)], plan, n_max)[0][0]
+    if dj is not None:
         prep_j = prepared(dj)
     windows = choose_windows(prep_o, prep_j if dj is not None else None, cs, e_w)
     width = max(hi - lo for lo, hi, _ in windows)

@@ -39,7 +39,7 @@ from ..mechanisms import Neighbouring, Row
 from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible, long_double_gain
 from ..numerics.tree import compose_many
 from ..numerics.pipeline import (certify, check_fits, coarsened, discretize_many, error_level, make_plan,
-                                 row_terms, streamed)
+                                 row_terms, streamed, unclassed)
 from ..numerics.pricing import CostModel
 from ..numerics.pricing_many import Sampled, counts_of, sample_indices
 from ..numerics.profile import CertifiedProfile
@@ -370,14 +370,20 @@ class Accountant:
             check_fits(prvs, plan, self.n_max)
         discs = discretize_many(prvs, plan, self.n_max, self.cancel,
                                 scaled(progress, 0.0, DISCRETIZE_SHARE))
+        # (what the certificate reads from the rows, worked out now: the rows themselves, their
+        # fields with them, go as they are composed: consume)
+        terms = row_terms(discs, plan)
+        plain = unclassed(plan, terms.fail, self.eps_error, scale, len(prvs))
+        if plain is not None:  # (the class plan's bound failed for these rows: pipeline.unclassed)
+            plan = plain
+            del discs
+            discs = discretize_many(prvs, plan, self.n_max, self.cancel)
+            terms = row_terms(discs, plan)
         if streamed(discs):
             self._let_prvs_go(order)
         del prvs
         options = dict(cancel=self.cancel, progress=scaled(progress, DISCRETIZE_SHARE, 1.0),
                        n_max=self.n_max, agg_max=plan.agg_max, extended=extended)
-        # (what the certificate reads from the rows, worked out now: the rows themselves, their
-        # fields with them, go as they are composed: consume)
-        terms = row_terms(discs, plan)
         composed = None if target is None else compose_tilted(discs, target, plan.e_w, consume=True, **options)
         if composed is None:
             composed = compose_many(discs, plan.e_w, consume=True, **options)
