@@ -79,11 +79,17 @@ def row_rho(row: Row, relation: Relation) -> float | None:
 
 
 def dominant_rows(shares: Sequence[float], threshold: float = DOMINANT) -> tuple[int, ...]:
-    """The fewest rows (largest share first; ties: the earlier row) whose shares reach ``threshold``."""
+    """The fewest rows (largest share first; ties: the earlier row) whose shares reach
+    ``threshold``, and every other row whose share equals the last of those (to 1e-12): rows
+    alike are marked alike. (Five rows of one share each were four dominant and one not; 40
+    Laplace rows of six shapes marked some rows of a share and not others.)"""
     order = sorted(range(len(shares)), key=lambda i: (-shares[i], i))
     out, total = [], 0.0
     for i in order:
         if total >= threshold * (1 - 1e-12) or shares[i] <= 0:
+            if out and shares[i] > 0 and shares[i] >= shares[out[-1]] * (1 - 1e-12):
+                out.append(i)  # (a tie with the last one taken)
+                continue
             break
         out.append(i)
         total += shares[i]

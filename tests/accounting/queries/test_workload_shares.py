@@ -83,8 +83,9 @@ def test_an_infinite_row_takes_the_whole_share_and_a_silent_one_none():
 
 
 @pytest.mark.parametrize("shares,dominant", [
-    ((0.5, 0.3, 0.2), (0, 1)), ((0.2, 0.2, 0.2, 0.2, 0.2), (0, 1, 2, 3)), ((0.1, 0.85, 0.05), (1,)),
-    ((0.0, 0.0), ()), ((0.8, 0.2), (0,)),
+    ((0.5, 0.3, 0.2), (0, 1)), ((0.2, 0.2, 0.2, 0.2, 0.2), (0, 1, 2, 3, 4)), ((0.1, 0.85, 0.05), (1,)),
+    ((0.0, 0.0), ()), ((0.8, 0.2), (0,)), ((0.3, 0.1, 0.3, 0.2, 0.1), (0, 2, 3)),
+    ((0.45, 0.1, 0.1, 0.25, 0.1), (0, 3, 1, 2, 4)),
 ])
 def test_the_dominant_rows_are_the_fewest_that_reach_80_percent(shares, dominant):
     assert dominant_rows(shares) == dominant
