@@ -34,7 +34,7 @@ import numpy as np
 from ..core.cost import ZERO, Cost, summarise
 from ..core.errors import Cancelled
 from ..core.validate import check_delta, check_eps_error, check_epsilon, number_text
-from ..core.values import ORDERS, Bounds, Relation, as_relation
+from ..core.values import MAX_COUNT, ORDERS, Bounds, Relation, as_relation
 from ..mechanisms import Neighbouring, Row
 from ..numerics.compose import INTERRUPTIBLE_SIZE, N_MAX, interruptible, long_double_gain
 from ..numerics.tree import compose_many
@@ -98,7 +98,8 @@ def _merged(rows: Sequence[Row]) -> tuple[list[Row], list[int]]:
     any order, so k1 draws of M and k2 draws of M are k1 + k2 draws of M: one PRV to make, one
     row to discretise and raise to its count. (256 rows of one truncated Poisson step drawn 1 to
     3 times took 202 s as rows and take 3.6 s as one; 20 rows of one Laplace drawn once were
-    priced and planned as 20 distinct rows.) A mechanism that cannot be hashed stands alone."""
+    priced and planned as 20 distinct rows.) A mechanism that cannot be hashed stands alone, and a
+    merged row holds at most MAX_COUNT draws (two rows of 10^9 draws each stay two rows)."""
     out: list[Row] = []
     place: list[int] = []
     seen: dict = {}
@@ -112,7 +113,7 @@ def _merged(rows: Sequence[Row]) -> tuple[list[Row], list[int]]:
             j, key = None, None
         else:
             key = r.mechanism
-        if j is None:
+        if j is None or out[j].count + r.count > MAX_COUNT:  # (a row holds at most MAX_COUNT draws)
             j = len(out)
             out.append(r)
             if key is not None:

@@ -84,7 +84,8 @@ def dominant_rows(shares: Sequence[float], threshold: float = DOMINANT) -> tuple
     alike are marked alike. (Five rows of one share each were four dominant and one not; 40
     Laplace rows of six shapes marked some rows of a share and not others.)"""
     order = sorted(range(len(shares)), key=lambda i: (-shares[i], i))
-    out, total = [], 0.0
+    out: list[int] = []
+    total = 0.0
     for i in order:
         if total >= threshold * (1 - 1e-12) or shares[i] <= 0:
             if out and shares[i] > 0 and shares[i] >= shares[out[-1]] * (1 - 1e-12):

@@ -60,3 +60,14 @@ def test_a_steps_curve_of_a_row_whose_mechanism_others_share():
         assert b.upper - b.lower <= 0.021
     cost = acc.cost(delta=1e-6, steps=(0, [1, 50, 200]))
     assert cost.seconds > 0 and math.isfinite(cost.seconds) and cost.fits
+
+
+def test_rows_at_the_most_draws_stay_rows():
+    """A row holds at most MAX_COUNT draws: two rows of 10^9 draws of one mechanism stay two rows
+    (merged, the count was refused as one the user never typed), and answer as before."""
+    from prvgui.accounting.core.values import MAX_COUNT
+    m = SubsampledGaussian(1.0, 1e-9)
+    b = Accountant([Row(m, MAX_COUNT), Row(m, MAX_COUNT)], 0.01).epsilon(1e-5)
+    assert 0 <= b.lower <= b.upper < math.inf
+    three = Accountant([Row(m, MAX_COUNT), Row(m, 5), Row(m, MAX_COUNT - 5)], 0.01)
+    assert [r.count for r in three._merged()[0]] == [MAX_COUNT, MAX_COUNT]
