@@ -141,9 +141,9 @@ def check(rows: Sequence[tuple[Row, int]], group_mass: float, top_mass: float, n
           summaries: Sequence | None = None) -> None:
     """Raises GridTooLarge (with the summary's width) when a group of ``rows`` composed on
     ``group_mass`` (cell by cell) or the top on ``top_mass`` (its length a multiple of the
-    decimation ``agg_max`` allows) needs more than ``n_max`` points on the rows' mesh (module docstring). ``rows``:
-    the live rows, in any order; ``lam``: the tilt they are composed at; ``summaries``: their
-    row_summary each, when the caller has them."""
+    decimation ``agg_max`` allows) needs more than ``n_max`` points on the rows' mesh (module
+    docstring). ``rows``: the live rows, in any order; ``lam``: the tilt they are composed at;
+    ``summaries``: their row_summary each, when the caller has them."""
     if len(rows) < fan_in:
         return
     h = stub(rows[0][0]).h
@@ -154,9 +154,9 @@ def check(rows: Sequence[tuple[Row, int]], group_mass: float, top_mass: float, n
         return fft_len(math.ceil(width / h) + 3, h, agg)
 
     def windows(pos: Sequence[int], whole: set[int], summaries: dict[int, tuple | None]) -> list[tuple[int, float]]:
-        """(points, width) of each checked set's window and of the top's when too long even
-        decimated, from the rows at ``pos`` (positions in ``order``): those of ``whole`` stand for
-        themselves, the others each for their share of the set's rows not in ``whole``."""
+        """(points, width) of each checked set's window and of the top's, from the rows at
+        ``pos`` (positions in ``order``): those of ``whole`` stand for themselves, the others
+        each for their share of the set's rows not in ``whole``."""
         got = []
         for a, b in [*checked, (0, len(rows))]:
             inside = [p for p in pos if a <= p < b]
@@ -173,6 +173,7 @@ def check(rows: Sequence[tuple[Row, int]], group_mass: float, top_mass: float, n
     widest = set(range(checked[0][0], n_rows)) if checked else set()
     rest = [p for p in range(n_rows) if p not in widest]
     picked = sorted(widest | set(_spread(rest, max(0, SAMPLE - len(widest)))))
+
     def summary(p: int):
         i = int(order[p])
         return row_summary(rows[i][0]) if summaries is None else summaries[i]
@@ -187,7 +188,8 @@ def check(rows: Sequence[tuple[Row, int]], group_mass: float, top_mass: float, n
 
 
 def _spread(items: list[int], k: int) -> list[int]:
-    """At most k of ``items``, spread evenly."""
+    """At most k of ``items``, spread evenly (pricing_many.spread's choice; that module imports
+    tree.py, which imports this one)."""
     if k <= 0 or not items:
         return []
     if len(items) <= k:
